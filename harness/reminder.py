@@ -1,0 +1,66 @@
+"""Keeping the plan alive: the stale-plan reminder and forced ``tool_choice``.
+
+A model busy with tools forgets its plan. After ``after`` tool rounds in a row with no
+*successful* `todo_write`, the harness appends a reminder as a user message after that
+round's tool results, so the very next request carries it:
+
+    round 1: search_docs      count 1
+    round 2: todo_write (refused: two items in_progress)   count 2   <- still stale
+    round 3: read_file        count 3 -> reminder, count back to 0
+
+Why success and not the tool's name? A model that keeps sending broken updates would
+otherwise never be reminded (``counting="name"`` shows the weaker rule, for contrast).
+The reminder never adds a turn: if the budget ends right after it, the run ends.
+
+Forcing: ``tool_choice`` names `todo_write` on the first request with
+``plan_first=True`` and on the request right after a delegation; every other request
+is ``"auto"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+REMINDER_TEXT = (
+    "<reminder>You have not updated your plan for {rounds} tool rounds. Check the task "
+    "and the remaining items, then call todo_write with the complete, current list.</reminder>"
+)
+
+
+def forced(tool_name: str) -> dict:
+    """A ``tool_choice`` that makes the model call ``tool_name`` now."""
+    return {"type": "function", "function": {"name": tool_name}}
+
+
+class Reminder:
+    """Counts tool rounds without a plan update; says when to remind."""
+
+    def __init__(self, after: int = 3, counting: str = "success") -> None:
+        if after < 1:
+            raise ValueError("reminder_after must be at least 1")
+        if counting not in ("success", "name"):
+            raise ValueError("counting must be 'success' (seed 000) or 'name' (seed 002)")
+        self.after = after
+        self.counting = counting
+        self.rounds = 0
+
+    def after_round(self, tool_names: Sequence[str], plan_updated: bool) -> str | None:
+        """Record one tool round; return the reminder text when it is due."""
+        updated = plan_updated if self.counting == "success" else "todo_write" in tool_names
+        if updated:
+            self.rounds = 0
+            return None
+        self.rounds += 1
+        if self.rounds < self.after:
+            return None
+        self.rounds = 0
+        return REMINDER_TEXT.format(rounds=self.after)
+
+
+def stop_gate_text(open_items: Sequence[str]) -> str:
+    """The push back sent once when the model stops while the plan still has open items."""
+    listed = "; ".join(open_items)
+    return (
+        f"<reminder>Your plan still has open items: {listed}. Finish them, or update the "
+        "plan with todo_write to show why they are no longer needed, then answer.</reminder>"
+    )

@@ -1,0 +1,94 @@
+"""`RunResult`: everything one run produced, for every way it can end.
+
+| outcome        | meaning                                                         |
+|----------------|-----------------------------------------------------------------|
+| `completed`    | the model answered without calling a tool (and the plan is done) |
+| `open_items`   | it answered twice while its plan still had open items            |
+| `turn_limit`   | `max_turns` model requests were used up                          |
+| `time_limit`   | `max_seconds` ran out                                            |
+| `cancelled`    | `cancel.is_set()` became true (or the kernel was interrupted)    |
+| `model_error`  | a model request failed; `error` says why                        |
+
+Nothing of the transcript is lost: ``messages`` holds every message sent and
+received, ``events`` every step. ``save(path)`` writes it as JSON; ``load(path)`` reads
+it back, and ``ScriptedModel.from_run(path)`` replays it offline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .events import Event
+from .todo import TodoItem, render
+from .subagent import Delegation
+
+OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error")
+
+
+def empty_usage() -> dict:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "estimated": False}
+
+
+def add_usage(total: dict, usage: dict) -> None:
+    """Add one reply's (or one sub-agent's) usage into a running total."""
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        total[key] += usage.get(key, 0)
+    total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
+
+
+@dataclass
+class RunResult:
+    """The outcome of ``Agent.run``: final answer, transcript, events, plan, usage."""
+
+    outcome: str
+    final: str | None
+    messages: list[dict]
+    events: list[Event] = field(default_factory=list)
+    usage: dict = field(default_factory=empty_usage)
+    plan: list[TodoItem] = field(default_factory=list)
+    delegations: list[Delegation] = field(default_factory=list)
+    turns: int = 0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "completed"
+
+    def __repr__(self) -> str:
+        final = self.final if self.final is None or len(self.final) < 70 else self.final[:67] + "..."
+        tail = f", error={self.error!r}" if self.error else ""
+        return (f"RunResult(outcome={self.outcome!r}, turns={self.turns}, "
+                f"messages={len(self.messages)}, final={final!r}{tail})")
+
+    def plan_text(self) -> str:
+        return render(self.plan)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome, "final": self.final, "error": self.error,
+            "turns": self.turns, "usage": self.usage, "messages": self.messages,
+            "plan": [item.model_dump() for item in self.plan],
+            "delegations": [d.to_dict() for d in self.delegations],
+            "events": [e.to_dict() for e in self.events],
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole run as UTF-8 JSON (replay it with ``ScriptedModel.from_run``)."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1),
+                        encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunResult:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls(
+            outcome=data["outcome"], final=data["final"], messages=data["messages"],
+            events=[Event.from_dict(e) for e in data["events"]], usage=data["usage"],
+            plan=[TodoItem(**i) for i in data["plan"]],
+            delegations=[Delegation(**d) for d in data["delegations"]],
+            turns=data["turns"], error=data["error"],
+        )

@@ -1,0 +1,157 @@
+"""The plan: a `todo_write` tool that replaces the whole to-do list at once.
+
+The model sends the complete list every time, and gets the complete list back:
+
+    todo_write({"todos": [{"content": "Find the return policy", "status": "in_progress"},
+                          {"content": "Draft the answer",       "status": "pending"}]})
+    -> [>] Find the return policy
+       [ ] Draft the answer
+
+Rules, all checked before anything changes (validate, then replace): at most 20 items;
+content not blank; status one of pending / in_progress / completed; at most one item
+in progress. ``todos: []`` clears the plan; a missing or ``null`` ``todos``, unknown
+fields and trailing JSON are refused. A refused update leaves the old plan exactly as
+it was. The list is stored and handed out as copies, so no caller can change it behind
+the tool's back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from .tools import Tool, ToolResult, _describe
+
+MAX_ITEMS = 20
+Status = Literal["pending", "in_progress", "completed"]
+MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+
+
+class TodoItem(BaseModel):
+    """One step of the plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    content: str
+    status: Status = "pending"
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("content must not be blank")
+        return value
+
+
+class TodoWriteArgs(BaseModel):
+    """The arguments of `todo_write`: the complete, updated list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    todos: list[TodoItem]
+
+
+class PlanError(ValueError):
+    """A plan update broke a rule; the old plan is unchanged."""
+
+
+def render(items: Iterable[TodoItem]) -> str:
+    """The one formatter for the plan: tool results, the terminal and the panel use it."""
+    lines = [f"{MARKERS[item.status]} {item.content}" for item in items]
+    return "\n".join(lines) if lines else "(the plan is empty)"
+
+
+def progress(items: list[TodoItem]) -> str:
+    done = sum(item.status == "completed" for item in items)
+    return f"{done}/{len(items)} done"
+
+
+def diff(old: list[TodoItem], new: list[TodoItem]) -> dict[str, list]:
+    """What an update changed: items added, items removed, and status changes."""
+    before = {item.content: item.status for item in old}
+    after = {item.content: item.status for item in new}
+    return {
+        "added": [c for c in after if c not in before],
+        "removed": [c for c in before if c not in after],
+        "status_changes": [[c, before[c], s] for c, s in after.items()
+                           if c in before and before[c] != s],
+    }
+
+
+class TodoList:
+    """The current plan of one run, with change listeners (the panel subscribes)."""
+
+    def __init__(self) -> None:
+        self._items: list[TodoItem] = []
+        self._listeners: list[Callable[[list[TodoItem], dict], Any]] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"TodoList({progress(self._items)})\n{render(self._items)}"
+
+    def snapshot(self) -> list[TodoItem]:
+        """A copy of the plan: changing it cannot change the plan."""
+        return [item.model_copy() for item in self._items]
+
+    def render(self) -> str:
+        return render(self._items)
+
+    def open_items(self) -> list[TodoItem]:
+        """Items not completed yet (pending or in progress)."""
+        return [item for item in self._items if item.status != "completed"]
+
+    def subscribe(self, listener: Callable[[list[TodoItem], dict], Any]) -> None:
+        """Call ``listener(snapshot, changes)`` after every accepted update."""
+        self._listeners.append(listener)
+
+    def update(self, items: Iterable[TodoItem | dict]) -> str:
+        """Validate the whole new list, then replace the plan. Returns the rendered plan.
+
+        Raises `PlanError` (and changes nothing) if any rule is broken.
+        """
+        if items is None:
+            raise PlanError("todos is required: send the complete list ([] clears the plan)")
+        try:
+            new = [TodoItem.model_validate(i.model_dump() if isinstance(i, TodoItem) else i)
+                   for i in items]
+        except ValidationError as exc:
+            raise PlanError(_describe(exc).replace("invalid arguments", "invalid plan")) from None
+        if len(new) > MAX_ITEMS:
+            raise PlanError(f"a plan holds at most {MAX_ITEMS} items, got {len(new)}")
+        active = [item.content for item in new if item.status == "in_progress"]
+        if len(active) > 1:
+            raise PlanError(f"at most one item may be in_progress, got {len(active)}")
+        changes = diff(self._items, new)
+        self._items = new
+        for listener in self._listeners:
+            listener(self.snapshot(), changes)
+        return self.render()
+
+    def as_tool(self) -> Tool:
+        """The `todo_write` tool bound to this plan."""
+        return Tool("todo_write", TODO_WRITE_DESCRIPTION, TodoWriteArgs, self._write)
+
+    def _write(self, todos: list[TodoItem]) -> ToolResult:
+        try:
+            plan = self.update(todos)
+        except PlanError as exc:
+            return ToolResult(False, f"Error: {exc}. The plan was not changed.")
+        return ToolResult(True, f"Plan updated ({progress(self._items)}):\n{plan}")
+
+
+TODO_WRITE_DESCRIPTION = (
+    "Replace the whole plan for this task. Send every item each time (items you leave "
+    "out are dropped). Each item: content (what to do) and status: pending, "
+    "in_progress or completed. At most 20 items and one in_progress; [] clears the plan."
+)
+
+PLANNING_PROMPT = (
+    "Planning: for a task that takes several steps, first call todo_write with a short "
+    "plan (one item in_progress), keep it current as you work (send the whole list each "
+    "time, mark an item completed as soon as it is done) and finish every item before "
+    "your final answer. For a simple one-step question, answer directly without a plan."
+)

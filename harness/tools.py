@@ -1,0 +1,211 @@
+"""Tools: typed Python functions the model may call, with strict argument checking.
+
+    @tool                               schema() -> {"type": "function", "function": {
+    def add(a: int, b: int) -> int:         "name": "add", "description": "Add two numbers.",
+        "Add two numbers."                  "parameters": {... from a pydantic model ...}}}
+        return a + b
+
+A call arrives as a name and a JSON string. Before the function runs, the string is
+parsed strictly (one JSON object, nothing after it) and validated against the
+pydantic model (no unknown fields, no missing or wrong-typed ones). Whatever goes
+wrong (bad JSON, bad arguments, an exception inside the tool) becomes a
+`ToolResult(ok=False, output=<one line the model can act on>)`: the run goes on, and
+the model reads the reason and tries again.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced: ``ok`` and the text the model will read."""
+
+    ok: bool
+    output: str
+
+
+class ToolArgumentError(ValueError):
+    """The arguments a model sent cannot be used: the message says why, in one line."""
+
+
+class Tool:
+    """A tool: a name, a description, a pydantic model of its arguments, a function.
+
+    ``fn`` is called with the validated arguments as keyword arguments. Use `@tool` to
+    build all of this from a typed, documented function; use `Tool` directly when you
+    want to write the arguments model yourself.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        args_model: type[BaseModel],
+        fn: Callable[..., Any],
+        *,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+            raise ValueError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-'")
+        self.name = name
+        self.description = description.strip()
+        self.args_model = args_model
+        self.fn = fn
+        self.max_output = max_output
+        self._schema: dict | None = None
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+    def schema(self) -> dict:
+        """The function schema sent to the model in the request's ``tools`` list."""
+        if self._schema is None:
+            params = _strip_titles(self.args_model.model_json_schema())
+            self._schema = {
+                "type": "function",
+                "function": {"name": self.name, "description": self.description,
+                             "parameters": params},
+            }
+        return self._schema
+
+    def parse(self, arguments: str) -> BaseModel:
+        """Parse and validate the model's argument string, or raise `ToolArgumentError`."""
+        data = parse_json_object(arguments)
+        try:
+            return self.args_model.model_validate(data, strict=True)
+        except ValidationError as exc:
+            raise ToolArgumentError(_describe(exc)) from None
+
+    def execute(self, args: BaseModel) -> ToolResult:
+        """Run the function on validated arguments; an exception becomes ``ok=False``."""
+        try:
+            value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
+        except Exception as exc:  # the model reads the reason and decides what to do
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return ToolResult(False, f"Error: {type(exc).__name__}: {reason}".rstrip(": "))
+        if isinstance(value, ToolResult):
+            return ToolResult(value.ok, cap(value.output, self.max_output))
+        return ToolResult(True, cap(to_text(value), self.max_output))
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
+         max_output: int = DEFAULT_MAX_OUTPUT) -> Any:
+    """Make a `Tool` from a typed function; its docstring becomes the description.
+
+    Parameter descriptions come from an ``Args:`` section of the docstring (or from
+    ``Annotated[str, Field(description=...)]``)::
+
+        @tool
+        def read_file(path: str) -> str:
+            '''Read a text file.
+
+            Args:
+                path: file path relative to the workspace root.
+            '''
+    """
+    def build(f: Callable[..., Any]) -> Tool:
+        summary, arg_docs = _split_docstring(inspect.getdoc(f) or "")
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(f).parameters.items():
+            if param.annotation is inspect.Parameter.empty:
+                raise TypeError(f"@tool {f.__name__}: parameter {pname!r} needs a type hint")
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (param.annotation, Field(default, description=arg_docs.get(pname)))
+        model = create_model(
+            f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output)
+
+    return build(fn) if fn is not None else build
+
+
+def parse_json_object(raw: str | None) -> dict:
+    """Parse exactly one JSON object. An empty string means no arguments (``{}``)."""
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        value, end = json.JSONDecoder().raw_decode(raw.strip())
+    except json.JSONDecodeError as exc:
+        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})")
+    if raw.strip()[end:].strip():
+        raise ToolArgumentError("arguments must be one JSON object; found more data after it")
+    if not isinstance(value, dict):
+        raise ToolArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def to_text(value: Any) -> str:
+    """A tool's return value as the text the model reads (JSON for structures)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def cap(text: str, limit: int) -> str:
+    """Keep the head and tail of long output, with a visible marker of what was cut."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[-tail:]}"
+
+
+def _describe(exc: ValidationError) -> str:
+    """One line per problem, naming the field: what a model needs to fix its call."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown field '{where}'")
+        elif err["type"] == "missing":
+            parts.append(f"missing field '{where}'")
+        else:
+            parts.append(f"'{where}': {err['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and its ``Args:`` entries."""
+    head, _, rest = doc.partition("\nArgs:")
+    args: dict[str, str] = {}
+    indent, current = None, None
+    for line in rest.splitlines():
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        indent = depth if indent is None else indent
+        if depth < indent or depth == 0:  # the next section (Returns:, Raises:) ends Args
+            break
+        m = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
+        if depth == indent and m:
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current:
+            args[current] += " " + line.strip()
+    return head.strip(), args
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's auto-generated ``title`` keys: they cost tokens and say nothing."""
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
