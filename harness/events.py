@@ -24,10 +24,12 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
+        # Only called for names that are not real attributes. Read __dict__ directly:
+        # copy and pickle call this on an empty instance, before `type` or `data` exist.
         data = self.__dict__.get("data", {})
         if name in data:
             return data[name]
-        raise AttributeError(f"{self.type!r} event has no field {name!r}")
+        raise AttributeError(f"{self.__dict__.get('type', 'Event')!r} event has no field {name!r}")
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]

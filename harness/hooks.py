@@ -55,10 +55,13 @@ class Hooks:
         return fn
 
     def fire(self, name: str, event: Event) -> str | None:
-        """Call every callback of ``name``; return the first string one returned (a block)."""
+        """Call every callback of ``name``; return the first non-empty string (a block).
+
+        An empty string is "no objection": the callbacks after it still run.
+        """
         for fn in self._callbacks[name]:
             answer = fn(event)
-            if isinstance(answer, str) and name == "pre_tool_use":
+            if name == "pre_tool_use" and isinstance(answer, str) and answer:
                 return answer
         return None
 
@@ -96,14 +99,24 @@ class Permissions:
             return f"Permission denied: '{tool_name}' is not allowed in this session."
         if self.approve is None:
             return f"Permission denied: '{tool_name}' needs approval and no one can approve here."
-        if self.approve(tool_name, dict(arguments)):
+        try:
+            approved = self.approve(tool_name, dict(arguments))
+        except Exception as exc:  # a broken approver fails closed, like a broken hook
+            return f"Permission denied: the approval check failed ({type(exc).__name__}: {exc})."
+        if approved is True:  # only a real yes: a truthy "no" string is not approval
             return None
         return f"Permission denied: the user did not approve this '{tool_name}' call."
 
 
 def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
-    """Ask the person at the keyboard: ``Allow shell({...})? [y/N]``. No stdin means no."""
-    if sys.stdin is None or not sys.stdin.isatty() and "ipykernel" not in sys.modules:
+    """Ask the person at the keyboard: ``Allow shell({...})? [y/N]``. No one there means no.
+
+    It asks in a terminal (stdin is a tty) or in a Jupyter kernel (the notebook shows an
+    input box). Anything else (a pipe, a file, CI) is answered "no" without reading, and
+    so is a kernel that cannot ask (nbval runs with input switched off): an unattended
+    run never hangs on the question.
+    """
+    if not (_stdin_is_tty() or _in_kernel()):
         return False
     shown = json.dumps(arguments, ensure_ascii=False)
     if len(shown) > 200:
@@ -113,3 +126,17 @@ def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
     except (EOFError, OSError, RuntimeError):  # no stdin, or a kernel that cannot ask
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
+        return False
+
+
+def _in_kernel() -> bool:
+    """True inside a running Jupyter kernel (merely importing ipykernel does not count)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None

@@ -18,11 +18,12 @@ Every message is a plain dict in the OpenAI wire format: what you see in
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from itertools import count
 from typing import Any
 
-from .control import RunControl
+from .control import RunControl, Stopped, wait
 from .events import Event
 from .hooks import Hooks, Permissions
 from .models import ChatModel, ModelError, ModelReply
@@ -32,9 +33,10 @@ from .subagent import SUBAGENT_SYSTEM, Delegation, delegate_tool
 from .todo import PLANNING_PROMPT, TodoList
 from .tools import Tool, ToolArgumentError, ToolResult
 
-__all__ = ["Agent", "RunResult", "OUTCOMES"]
+__all__ = ["OUTCOMES", "Agent", "RunResult"]
 
-DEFAULT_SYSTEM = "You are a helpful assistant. Use the tools when they help, and answer from what they return."
+DEFAULT_SYSTEM = ("You are a helpful assistant. Use the tools when they help, "
+                  "and answer from what they return.")
 HARNESS_TOOLS = ("todo_write", "delegate_task")
 
 
@@ -78,6 +80,8 @@ class Agent:
                 raise ValueError(f"{name} is created by the harness for every run when "
                                  f"{'planning' if name == 'todo_write' else 'subagents'}=True; "
                                  f"do not register a tool of that name yourself")
+        if max_turns < 1 or subagent_max_turns < 1:
+            raise ValueError("max_turns and subagent_max_turns must be at least 1")
         unknown = [n for n in subagent_tools if n not in self.tools]
         if unknown:
             raise ValueError(f"subagent_tools names unknown tools {unknown}; "
@@ -115,8 +119,9 @@ class _Run:
         self.pushbacks = 0
         self.tools = dict(agent.tools)  # the catalogue is fixed when the run starts
         self.plan = TodoList() if agent.planning else None
-        self.reminder = Reminder(agent.reminder_after, agent.reminder_counting) if self.plan is not None else None
+        self.reminder = None
         if self.plan is not None:
+            self.reminder = Reminder(agent.reminder_after, agent.reminder_counting)
             self.tools["todo_write"] = self.plan.as_tool()
             self.plan.subscribe(self._on_plan_update)
         if agent.subagents and depth == 0:
@@ -157,6 +162,8 @@ class _Run:
                 reply = self._query()
             except ModelError as exc:
                 return "model_error", None, str(exc)
+            except Stopped as stop:  # cancel or time out while the model was thinking
+                return stop.reason, None, None
             if not reply.tool_calls:
                 outcome = self._on_answer(reply.content or "")
                 if outcome:
@@ -174,8 +181,9 @@ class _Run:
         self.emit("model_request", turn=self.control.turns, n_messages=len(self.messages),
                   tool_choice=choice)
         try:
-            reply = self.agent.model.complete(self.messages, self.schemas, choice)
-        except ModelError:
+            reply = wait(self.control, lambda: self.agent.model.complete(
+                self.messages, self.schemas, choice))
+        except (ModelError, Stopped):
             raise
         except Exception as exc:  # a model object that raised something else: same outcome
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
@@ -201,18 +209,21 @@ class _Run:
 
     def _tool_round(self, calls: list[dict]) -> str | None:
         """Run every call of one reply, in order; each gets exactly one tool message."""
-        names, plan_updated = [], False
-        for i, call in enumerate(calls):
+        names, plan_updated, start = [], False, len(self.messages)
+        for call in calls:
             stop = self.control.stop_reason()
-            if stop:  # answer the calls that will not run, so the transcript stays valid
-                for skipped in calls[i:]:
-                    self._tool_message(skipped, f"Not run: the run stopped ({stop}).")
+            if stop:
+                self._answer_missing(calls, start, f"Not run: the run stopped ({stop}).")
                 return stop
             name = call["function"]["name"]
-            result = self._call_tool(call)
+            try:
+                result, ran = self._call_tool(call)
+            except KeyboardInterrupt:
+                self._answer_missing(calls, start, "Not run: interrupted (KeyboardInterrupt).")
+                raise
             names.append(name)
             plan_updated = plan_updated or (name == "todo_write" and result.ok)
-            if name == "delegate_task":
+            if name == "delegate_task" and ran:
                 self.force_next = self.plan is not None
         if self.reminder is not None:
             text = self.reminder.after_round(names, plan_updated)
@@ -221,8 +232,11 @@ class _Run:
                 self.emit("reminder", text=text, rounds=self.reminder.after)
         return None
 
-    def _call_tool(self, call: dict) -> ToolResult:
-        """The one path every call takes: lookup, validate, hooks, permissions, execute."""
+    def _call_tool(self, call: dict) -> tuple[ToolResult, bool]:
+        """The one path every call takes: lookup, validate, hooks, permissions, execute.
+
+        Returns the result and whether the tool really ran.
+        """
         name, raw, call_id = call["function"]["name"], call["function"]["arguments"], call["id"]
         tool, args, status = self.tools.get(name), None, "ok"
         if call_id in self.used_call_ids:
@@ -231,6 +245,8 @@ class _Run:
         elif tool is None:
             result, status = ToolResult(False, f"Error: unknown tool '{name}'. Available: "
                                         f"{', '.join(self.tools) or 'none'}."), "unknown_tool"
+        elif not tool.enabled:
+            result, status = ToolResult(False, f"Error: tool '{name}' is switched off."), "disabled"
         else:
             try:
                 args = tool.parse(raw)
@@ -238,7 +254,7 @@ class _Run:
             except ToolArgumentError as exc:
                 result, status = ToolResult(False, f"Error: {exc}"), "invalid_arguments"
         self.used_call_ids.add(call_id)
-        arguments = args.model_dump() if args is not None else raw
+        arguments = args.model_dump(mode="json") if args is not None else raw
         event = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments)
         if result is None:
             block = self._pre_tool_use(event, name, arguments)
@@ -249,10 +265,11 @@ class _Run:
                 status = "ok" if result.ok else "error"
         done = self.emit("tool_result", call_id=call_id, tool_name=name, ok=result.ok,
                          output=result.output, status=status)
-        if status in ("ok", "error"):
+        ran = status in ("ok", "error")
+        if ran:
             self.agent.hooks.fire("post_tool_use", done)
         self._tool_message(call, result.output)
-        return result
+        return result, ran
 
     def _pre_tool_use(self, event: Event, name: str, arguments: dict) -> str | None:
         """Hooks first, then the permission table. A string means: blocked, and why."""
@@ -265,7 +282,19 @@ class _Run:
         perms = self.agent.permissions
         if perms is None or (name in HARNESS_TOOLS and name not in perms.rules):
             return None
-        return perms.check(name, arguments)
+        if perms.decide(name) != "ask":
+            return perms.check(name, arguments)
+        self.emit("approval_request", tool_name=name, arguments=arguments)
+        reason = perms.check(name, arguments)
+        self.emit("approval_result", tool_name=name, approved=reason is None)
+        return reason
+
+    def _answer_missing(self, calls: list[dict], start: int, content: str) -> None:
+        """Give every call still unanswered a tool message, so the transcript stays valid."""
+        answered = {m.get("tool_call_id") for m in self.messages[start:]}
+        for call in calls:
+            if call["id"] not in answered:
+                self._tool_message(call, content)
 
     def _tool_message(self, call: dict, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
@@ -317,8 +346,13 @@ class _Run:
         self.sink(event)
 
     def _notify_observers(self, event: Event) -> None:
+        """Observers watch; a broken one is reported, and never changes the run."""
         for observer in self.agent.observers:
-            (observer.on_event if hasattr(observer, "on_event") else observer)(event)
+            try:
+                (observer.on_event if hasattr(observer, "on_event") else observer)(event)
+            except Exception as exc:
+                warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
+                              f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
 
 def _last_text(messages: list[dict]) -> str | None:

@@ -55,17 +55,20 @@ class ChatModel(Protocol):
     ) -> ModelReply: ...
 
 
-def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0) -> ModelReply:
+def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
+                id_prefix: str = "call") -> ModelReply:
     """Turn an assistant message dict (from a script or from the SDK) into a `ModelReply`.
 
     Tool calls are normalised to the wire format: ``id``, ``type: "function"`` and
-    ``function: {name, arguments}`` with ``arguments`` a string. Arguments are *not*
-    parsed here: a malformed string reaches the tool layer, which refuses it in a way
-    the model can read.
+    ``function: {name, arguments}`` with ``arguments`` a string. A call without an id
+    gets ``<id_prefix>_<index>``. Arguments are *not* parsed here: a malformed string
+    reaches the tool layer, which refuses it in a way the model can read.
     """
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
     content = message.get("content")
+    if content is None and message.get("refusal"):  # a refusal is the model's answer too
+        content = message["refusal"]
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
     calls = []
@@ -75,7 +78,7 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0) -
         if not isinstance(args, str):  # a hand-written script may pass a dict
             args = json.dumps(args, ensure_ascii=False)
         calls.append({
-            "id": call.get("id") or f"call_{i}",
+            "id": call.get("id") or f"{id_prefix}_{i}",
             "type": "function",
             "function": {"name": fn.get("name", ""), "arguments": args},
         })
@@ -99,14 +102,19 @@ class _PromptSizer:
     """Estimates the prompt size of a growing transcript in O(new messages) per request.
 
     Re-counting the whole history on every request would make a long run quadratic,
-    so it remembers how far it had counted in each message list.
+    so it remembers how far it had counted in each message list. It remembers only
+    the last few lists (a run and its sub-agents), so a model used for many runs does
+    not hold on to every transcript it ever saw.
     """
+
+    KEEP = 8
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[int, int, Message | None]] = {}
+        self._tools: tuple[list[dict] | None, int] = (None, 0)
 
     def chars(self, messages: list[Message], tools: list[dict]) -> int:
-        count, total, last = self._seen.get(id(messages), (0, 0, None))
+        count, total, last = self._seen.pop(id(messages), (0, 0, None))
         if count > len(messages) or (count and messages[count - 1] is not last):
             count, total = 0, 0  # not the list we counted before: start again
         for msg in messages[count:]:
@@ -114,18 +122,16 @@ class _PromptSizer:
             total += sum(len(c["function"]["arguments"]) + 40 for c in msg.get("tool_calls") or ())
         if messages:
             self._seen[id(messages)] = (len(messages), total, messages[-1])
-        return total + (_tools_chars(tools) if tools else 0)
+            if len(self._seen) > self.KEEP:  # forget the list used longest ago
+                del self._seen[next(iter(self._seen))]
+        return total + self._tools_chars(tools)
 
-
-_TOOLS_CHARS: dict[int, tuple[list[dict], int]] = {}
-
-
-def _tools_chars(tools: list[dict]) -> int:
-    cached = _TOOLS_CHARS.get(id(tools))
-    if cached is None or cached[0] is not tools:
-        cached = (tools, len(json.dumps(tools)))
-        _TOOLS_CHARS[id(tools)] = cached
-    return cached[1]
+    def _tools_chars(self, tools: list[dict]) -> int:
+        if not tools:
+            return 0
+        if self._tools[0] is not tools:
+            self._tools = (tools, len(json.dumps(tools)))
+        return self._tools[1]
 
 
 class ScriptExhausted(ModelError):
@@ -145,6 +151,8 @@ class ScriptedModel:
             lambda messages: {"content": f"The sum is {messages[-1]['content']}."},
         ])
 
+    A hand-written step may leave out a call's ``id`` and ``type`` and give
+    ``arguments`` as a dict: they are filled in and serialised to the wire format.
     A step may carry ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``; it is
     reported, never put in the transcript. Without it usage is estimated and marked
     ``"estimated": True``. Every request is kept in ``.requests``.
@@ -178,8 +186,8 @@ class ScriptedModel:
 
     @property
     def remaining(self) -> int:
-        """How many scripted replies are left."""
-        return len(self.steps) - len(self.requests)
+        """How many scripted replies are left (never below 0, even after running out)."""
+        return max(0, len(self.steps) - len(self.requests))
 
     def complete(
         self, messages: list[Message], tools: list[dict], tool_choice: Any = None
@@ -189,14 +197,18 @@ class ScriptedModel:
             {"messages": list(messages), "tools": list(tools or []), "tool_choice": tool_choice}
         )
         if n >= len(self.steps):
+            total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
             raise ScriptExhausted(
                 f"ScriptedModel has no step left for request #{n + 1} "
-                f"(the script has {len(self.steps)} steps): add a step, or lower max_turns"
+                f"(the script has {total}): add a step, or lower max_turns"
             )
         step = self.steps[n]
         message = step(list(messages)) if callable(step) else step
         estimate = estimate_tokens(self._sizer.chars(messages, tools))
-        return parse_reply(message, message.get("usage"), estimate=estimate)
+        usage = message.get("usage") if isinstance(message, dict) else None
+        # A hand-written step may leave out call ids: number them by request, so the
+        # ids stay unique across the run (the loop never runs a call id twice).
+        return parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}")
 
 
 PROVIDER_VARIABLES = ("HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
@@ -237,8 +249,10 @@ class OpenAIModel:
         self._openai = openai
         self._secret = key
         self._sizer = _PromptSizer()
+        self._replies = 0
         # A keyless local server still needs a non-empty string for the SDK.
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "no-key", **client_kwargs)
+        self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "no-key",
+                                    **client_kwargs)
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -254,6 +268,10 @@ class OpenAIModel:
             response = self.client.chat.completions.create(**request)
         except self._openai.OpenAIError as exc:
             raise ModelError(self._redact(f"{type(exc).__name__}: {exc}")) from None
+        except ValueError as exc:  # a 200 whose body is not JSON, or not a completion
+            raise ModelError(self._redact(
+                f"the server's reply could not be read ({type(exc).__name__}: {exc})"
+            )) from None
         choices = getattr(response, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
         if message is None:
@@ -261,7 +279,11 @@ class OpenAIModel:
         usage = getattr(response, "usage", None)
         usage = usage.model_dump() if usage is not None else None
         estimate = 0 if usage else estimate_tokens(self._sizer.chars(messages, tools))
-        return parse_reply(message.model_dump(exclude_none=True), usage, estimate=estimate)
+        # Some local servers send tool calls without ids: number them by reply, so they
+        # stay unique across the run (the loop never runs a call id twice).
+        self._replies += 1
+        return parse_reply(message.model_dump(exclude_none=True), usage, estimate=estimate,
+                           id_prefix=f"call_{self._replies}")
 
     def _redact(self, text: str) -> str:
         if self._secret and len(self._secret) >= 4:

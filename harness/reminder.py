@@ -61,6 +61,6 @@ def stop_gate_text(open_items: Sequence[str]) -> str:
     """The push back sent once when the model stops while the plan still has open items."""
     listed = "; ".join(open_items)
     return (
-        f"<reminder>Your plan still has open items: {listed}. Finish them, or update the "
-        "plan with todo_write to show why they are no longer needed, then answer.</reminder>"
+        f"<reminder>Your plan still has open items: {listed}. Finish them and mark them "
+        "completed, or drop the ones no longer needed, with todo_write; then answer.</reminder>"
     )

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event
-from .todo import TodoItem, render
 from .subagent import Delegation
+from .todo import TodoItem, render
 
 OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error")
 

@@ -35,7 +35,7 @@ class TodoItem(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     content: str
-    status: Status = "pending"
+    status: Status
 
     @field_validator("content")
     @classmethod
@@ -116,8 +116,8 @@ class TodoList:
         if items is None:
             raise PlanError("todos is required: send the complete list ([] clears the plan)")
         try:
-            new = [TodoItem.model_validate(i.model_dump() if isinstance(i, TodoItem) else i)
-                   for i in items]
+            # The same model as the tool's arguments: the same errors, naming each item.
+            new = TodoWriteArgs.model_validate({"todos": items}).todos
         except ValidationError as exc:
             raise PlanError(_describe(exc).replace("invalid arguments", "invalid plan")) from None
         if len(new) > MAX_ITEMS:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
 
@@ -63,6 +64,7 @@ class Tool:
         self.args_model = args_model
         self.fn = fn
         self.max_output = max_output
+        self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
 
     def __repr__(self) -> str:
@@ -79,12 +81,17 @@ class Tool:
             }
         return self._schema
 
-    def parse(self, arguments: str) -> BaseModel:
-        """Parse and validate the model's argument string, or raise `ToolArgumentError`."""
-        data = parse_json_object(arguments)
+    def parse(self, arguments: str | None) -> BaseModel:
+        """Parse and validate the model's argument string, or raise `ToolArgumentError`.
+
+        Validation reads the JSON text itself (pydantic's strict JSON mode): ``"2"`` is
+        not an int, but a string is a fine `Enum`, `date` or `Path`, as the schema says.
+        """
+        text = (arguments or "").strip() or "{}"
         try:
-            return self.args_model.model_validate(data, strict=True)
+            return self.args_model.model_validate_json(text, strict=True)
         except ValidationError as exc:
+            parse_json_object(text)  # bad JSON, trailing data, not an object: say so plainly
             raise ToolArgumentError(_describe(exc)) from None
 
     def execute(self, args: BaseModel) -> ToolResult:
@@ -93,7 +100,8 @@ class Tool:
             value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
         except Exception as exc:  # the model reads the reason and decides what to do
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            return ToolResult(False, f"Error: {type(exc).__name__}: {reason}".rstrip(": "))
+            text = f"Error: {type(exc).__name__}" + (f": {reason}" if reason else "")
+            return ToolResult(False, cap(text, self.max_output))
         if isinstance(value, ToolResult):
             return ToolResult(value.ok, cap(value.output, self.max_output))
         return ToolResult(True, cap(to_text(value), self.max_output))
@@ -117,11 +125,13 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     def build(f: Callable[..., Any]) -> Tool:
         summary, arg_docs = _split_docstring(inspect.getdoc(f) or "")
         fields: dict[str, Any] = {}
-        for pname, param in inspect.signature(f).parameters.items():
+        # eval_str: under `from __future__ import annotations` the hints are strings.
+        for pname, param in inspect.signature(f, eval_str=True).parameters.items():
             if param.annotation is inspect.Parameter.empty:
                 raise TypeError(f"@tool {f.__name__}: parameter {pname!r} needs a type hint")
             default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[pname] = (param.annotation, Field(default, description=arg_docs.get(pname)))
+            doc = arg_docs.get(pname)  # None would erase an Annotated Field's description
+            fields[pname] = (param.annotation, Field(default, description=doc) if doc else default)
         model = create_model(
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
@@ -152,8 +162,16 @@ def to_text(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return json.dumps(value, ensure_ascii=False, default=_jsonable)
     except (TypeError, ValueError):
+        return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """What `json.dumps` cannot write itself: pydantic models, dates, paths; else ``str``."""
+    try:
+        return to_jsonable_python(value)
+    except PydanticSerializationError:
         return str(value)
 
 
@@ -163,7 +181,7 @@ def cap(text: str, limit: int) -> str:
         return text
     head, tail = limit * 2 // 3, limit // 3
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[-tail:]}"
+    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
 
 
 def _describe(exc: ValidationError) -> str:

@@ -1,0 +1,119 @@
+"""What the harness costs per tool round, next to a hand-written floor loop.
+
+Each round the `ScriptedModel` replies with one call to a trivial tool; the harness
+records the request, validates the arguments, runs the tool, emits the events and
+appends the assistant and tool messages. The floor loop does only the list appends
+and a direct call with ``json.loads`` of the arguments. The script is built before the
+clock starts; each N runs a few times and the best time counts::
+
+    python benchmarks/loop_overhead.py
+    python benchmarks/loop_overhead.py --profile 2000     # where the time goes, at N=2000
+
+Targets: at most 90 µs a round at N=200, and a round at N=2000 costs at most twice a
+round at N=20 (no work that grows with the history, beyond the one shallow copy of the
+message list that `ScriptedModel` records per request). Exits 0 either way and prints
+PASS or FAIL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import time
+
+from harness import Agent, ScriptedModel, tool
+
+ROUNDS = (20, 200, 2000)
+REPEATS = {20: 25, 200: 9, 2000: 5}
+TARGET_US_AT_200 = 90.0
+MAX_GROWTH = 2.0
+SYSTEM, TASK = "You are a counter.", "Count up."
+
+
+@tool
+def bump(n: int) -> int:
+    """Return n + 1."""
+    return n + 1
+
+
+def script(rounds: int) -> list[dict]:
+    """``rounds`` replies that each call `bump` once, then a final answer."""
+    steps: list[dict] = [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": "bump", "arguments": json.dumps({"n": i})}}]}
+        for i in range(rounds)
+    ]
+    return steps + [{"role": "assistant", "content": "done"}]
+
+
+def harness_seconds(rounds: int) -> float:
+    agent = Agent(ScriptedModel(script(rounds)), [bump], system=SYSTEM, max_turns=rounds + 1)
+    start = time.process_time()
+    result = agent.run(TASK)
+    elapsed = time.process_time() - start
+    if result.outcome != "completed" or len(result.messages) != 2 * rounds + 3:
+        raise RuntimeError(f"the benchmark run went wrong: {result!r}")
+    return elapsed
+
+
+def floor_seconds(rounds: int) -> float:
+    """The least any loop can do: append the messages and call the function."""
+    steps = script(rounds)
+    start = time.process_time()
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    for reply in steps:
+        message = {"role": "assistant", "content": reply["content"]}
+        calls = reply.get("tool_calls")
+        if not calls:
+            messages.append(message)
+            break
+        message["tool_calls"] = calls
+        messages.append(message)
+        for call in calls:
+            output = bump.fn(**json.loads(call["function"]["arguments"]))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(output)})
+    return time.process_time() - start
+
+
+def best_us_per_round(measure, rounds: int) -> float:
+    return min(measure(rounds) for _ in range(REPEATS[rounds])) / rounds * 1e6
+
+
+def profile(rounds: int) -> None:
+    profiler = cProfile.Profile()
+    profiler.runcall(harness_seconds, rounds)
+    pstats.Stats(profiler).strip_dirs().sort_stats("tottime").print_stats(15)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", type=int, metavar="N",
+                        help="print a cProfile of one harness run of N rounds instead")
+    args = parser.parse_args(argv)
+    if args.profile:
+        profile(args.profile)
+        return 0
+    harness_seconds(ROUNDS[0])  # warm up: imports, schema, pydantic validators
+    harness, floor = {}, {}
+    print(f"{'rounds':>7}  {'harness µs/round':>17}  {'floor µs/round':>15}  {'overhead':>9}")
+    for rounds in ROUNDS:
+        harness[rounds] = best_us_per_round(harness_seconds, rounds)
+        floor[rounds] = best_us_per_round(floor_seconds, rounds)
+        print(f"{rounds:>7}  {harness[rounds]:>17.1f}  {floor[rounds]:>15.2f}  "
+              f"{harness[rounds] - floor[rounds]:>9.1f}")
+    growth = harness[ROUNDS[-1]] / harness[ROUNDS[0]]
+    per_round_ok = harness[200] <= TARGET_US_AT_200
+    growth_ok = growth <= MAX_GROWTH
+    print(f"{'PASS' if per_round_ok else 'FAIL'}: {harness[200]:.1f} µs a round at N=200 "
+          f"(target <= {TARGET_US_AT_200:.0f})")
+    print(f"{'PASS' if growth_ok else 'FAIL'}: a round at N={ROUNDS[-1]} costs {growth:.2f}x "
+          f"a round at N={ROUNDS[0]} (target <= {MAX_GROWTH:.0f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""The harness in a terminal.
+
+    python -m harness demo [--save run.json]   offline: scripted model, real tools
+    python -m harness run "task" [--save F]    the live model from HARNESS_MODEL & co.
+    python -m harness replay run.json          re-run a saved run offline, tools for real
+    python -m harness doctor                   what is installed, which model is set
+
+The demo is the counterpart of seed 000's ``-demo``: the model's moves are scripted
+(plan, search the sample workspace's policies, update the plan, answer), every tool
+really runs, and the answer is built only from what the search returned, naming its
+source. If the search finds nothing, the answer says the information is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from .doctor import doctor
+from .events import Event
+from .hooks import Permissions, ask_on_stdin
+from .loop import Agent
+from .models import OpenAIModel, ScriptedModel
+from .result import RunResult
+from .todo import TodoItem, progress, render
+from .workspace import Workspace
+
+DEMO_TASK = ("A customer opened their in-ear headphones ten days ago and wants to return "
+             "them. Can they? Answer from our policies and cite the source.")
+DEMO_QUERY = "return opened in-ear headphones"
+PLAN = ["Find the return rule for opened in-ear headphones in the policies",
+        "Draft the answer from the passage found and check it cites its source"]
+
+
+def _call(call_id: str, name: str, **arguments: object) -> dict:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def _plan_step(call_id: str, *statuses: str) -> dict:
+    todos = [{"content": c, "status": s} for c, s in zip(PLAN, statuses, strict=True)]
+    return {"tool_calls": [_call(call_id, "todo_write", todos=todos)]}
+
+
+def _search_output(messages: list[dict]) -> str:
+    """The text search_docs really returned in this run (the model reads the same)."""
+    ids = {c["id"] for m in messages if m["role"] == "assistant"
+           for c in m.get("tool_calls") or () if c["function"]["name"] == "search_docs"}
+    return next(m["content"] for m in messages if m.get("tool_call_id") in ids)
+
+
+def _answer(messages: list[dict]) -> dict:
+    """The final answer, built only from the passage the search returned."""
+    found = _search_output(messages)
+    if found.startswith("No passages matched"):
+        return {"content": "I could not find a return rule for opened headphones in our "
+                           "policies, so I cannot answer from them: the information is missing."}
+    source, _, passage = found.split("\n\n")[0].partition("\n")
+    path, _, line = source.rpartition(":")
+    quoted = "\n".join(f"> {text}" for text in passage.strip().splitlines())
+    return {"content": f"Our return policy covers this case ({path}, line {line}):\n\n"
+                       f"{quoted}\n\nSource: {path}"}
+
+
+def demo_script() -> list:
+    """The scripted model's moves. Only the moves: every result comes from real tools."""
+    return [
+        _plan_step("call_1", "in_progress", "pending"),
+        {"tool_calls": [_call("call_2", "search_docs", query=DEMO_QUERY)]},
+        _plan_step("call_3", "completed", "in_progress"),
+        _plan_step("call_4", "completed", "completed"),
+        _answer,
+    ]
+
+
+def print_event(event: Event, out: Callable[[str], None] = print) -> None:
+    """One readable line (or block) per interesting event, as the run goes."""
+    pad = "    " * event.depth
+    if event.type == "run_start":
+        out(f"{pad}task: {event.task}")
+    elif event.type == "tool_call" and event.tool_name != "todo_write":
+        out(f"{pad}-> {event.tool_name}({json.dumps(event.arguments, ensure_ascii=False)[:120]})")
+    elif event.type == "tool_result" and event.tool_name != "todo_write":
+        first = event.output.splitlines()[0] if event.output else ""
+        out(f"{pad}   {'ok' if event.ok else 'FAILED'}: {first[:100]}")
+    elif event.type == "tool_result" and not event.ok:
+        out(f"{pad}   plan update refused: {event.output}")
+    elif event.type == "plan_update":
+        items = [TodoItem(**t) for t in event.todos]
+        out(f"{pad}   plan ({progress(items)}):")
+        out("\n".join(f"{pad}     {line}" for line in render(items).splitlines()))
+    elif event.type in ("reminder", "stop_gate"):
+        out(f"{pad}   [{event.type}] the harness reminds the model of its plan")
+    elif event.type == "approval_request":
+        out(f"{pad}   waiting for your approval...")
+
+
+def _report(result: RunResult) -> None:
+    print(f"\nanswer:\n{result.final}" if result.final else "\n(no answer)")
+    usage = result.usage
+    est = " (estimated)" if usage["estimated"] else ""
+    print(f"\noutcome: {result.outcome} after {result.turns} model requests; "
+          f"{usage['total_tokens']} tokens{est}")
+    if result.error:
+        print(f"error: {result.error}")
+
+
+def _agent(model: object, workspace: Workspace, *, full: bool) -> Agent:
+    """The demo agent (read-only tools), or the full one used by ``run`` and ``replay``."""
+    ask = {"write_file": "ask", "edit_file": "ask", "run_shell": "ask"} if full else {}
+    rules = {"read_file": "allow", "list_files": "allow", "search_docs": "allow", **ask}
+    return Agent(model, workspace.tools, planning=True, subagents=full, max_turns=30,
+                 subagent_tools=("read_file", "list_files", "search_docs"),
+                 permissions=Permissions(rules, approve=ask_on_stdin),
+                 observers=[print_event])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("demo", "offline scripted demo"), ("run", "run a task on the live model")):
+        p = sub.add_parser(name, help=text)
+        if name == "run":
+            p.add_argument("task")
+        p.add_argument("--save", metavar="PATH", help="save the run as JSON (replay it later)")
+    sub.add_parser("replay", help="replay a saved run offline").add_argument("path")
+    sub.add_parser("doctor", help="check the environment")
+    args = parser.parse_args(argv)
+
+    if args.command == "doctor":
+        doctor()
+        return 0
+    workspace = Workspace.sample()
+    if args.command == "demo":
+        print("Offline demo: the model's moves are scripted; the tools really run.\n")
+        model, task, full = ScriptedModel(demo_script()), DEMO_TASK, False
+    elif args.command == "replay":
+        saved = RunResult.load(args.path)
+        task = next(e.task for e in saved.events if e.type == "run_start" and e.depth == 0)
+        print(f"Replaying {args.path}: recorded replies, tools running again for real.\n")
+        model, full = ScriptedModel.from_run(saved), True
+    else:
+        try:
+            model = OpenAIModel()
+        except ValueError as exc:
+            print(f"Cannot start a live run: {exc}", file=sys.stderr)
+            return 2
+        print(f"Live run on {model.model}; workspace: a fresh copy of the sample project.\n")
+        task, full = args.task, True
+    result = _agent(model, workspace, full=full).run(task)
+    _report(result)
+    if getattr(args, "save", None):
+        print(f"saved: {result.save(args.save)}")
+    return 0 if result.outcome in ("completed", "open_items") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

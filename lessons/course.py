@@ -1,0 +1,101 @@
+"""Small helpers the lesson notebooks share: showing messages, source, live switch, checks.
+
+Nothing here is part of the harness: it only makes the lessons easier to read.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import harness
+
+LIVE_HINT = ("set HARNESS_MODEL (and OPENAI_BASE_URL / OPENAI_API_KEY for your provider), "
+             "restart the kernel, and run this cell again")
+
+
+def live_model() -> Any:
+    """An `OpenAIModel` when ``HARNESS_MODEL`` is set, else ``None`` (the offline default)."""
+    if not os.environ.get("HARNESS_MODEL"):
+        return None
+    return harness.OpenAIModel()
+
+
+def skip_live() -> bool:
+    """True (and says why) when no live model is configured; use it to guard live cells."""
+    if os.environ.get("HARNESS_MODEL"):
+        return False
+    print(f"Skipped: no live model is configured. To run this cell live, {LIVE_HINT}.")
+    return True
+
+
+def show_source(obj: Any) -> None:
+    """Print the source of a harness function or class, so the text cannot drift from it."""
+    print(inspect.getsource(obj).rstrip())
+
+
+def _short(text: Any, limit: int) -> str:
+    text = "" if text is None else str(text)
+    text = text.replace("\n", "\n    ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def show_messages(messages: list[dict], limit: int = 300) -> None:
+    """Print a transcript the way the model receives it: one block per message."""
+    for i, msg in enumerate(messages):
+        role = msg["role"]
+        head = f"[{i}] {role}"
+        if role == "tool":
+            head += f" (answers {msg['tool_call_id']})"
+        print(head)
+        if msg.get("content") is not None:
+            print("    " + _short(msg["content"], limit))
+        for call in msg.get("tool_calls") or ():
+            fn = call["function"]
+            print(f"    -> {fn['name']}({_short(fn['arguments'], limit)})  id={call['id']}")
+
+
+def show_request(request: dict, limit: int = 300) -> None:
+    """Print one request a `ScriptedModel` received: messages, tool names, tool_choice."""
+    names = [t["function"]["name"] for t in request["tools"]]
+    print(f"tools: {names}   tool_choice: {json.dumps(request['tool_choice'])}")
+    show_messages(request["messages"], limit)
+
+
+def show_events(events: list, types: tuple[str, ...] = ()) -> None:
+    """Print events one per line (only ``types`` if given), indented by depth."""
+    for event in events:
+        if types and event.type not in types:
+            continue
+        fields = ", ".join(f"{k}={_short(v, 60)}" for k, v in event.data.items()
+                           if k not in ("message", "usage", "todos"))
+        print(f"{'    ' * event.depth}{event.type:<14} {event.agent_id:<10} {fields}")
+
+
+def check(judge: Callable[..., str]) -> Callable[..., bool]:
+    """Wrap an exercise judge: print PASS or a hint, return a bool, never raise.
+
+    The judge raises ``AssertionError(hint)`` when the learner's code misbehaves and
+    returns a short success message otherwise.
+    """
+    @functools.wraps(judge)
+    def run(*args: Any, **kwargs: Any) -> bool:
+        try:
+            message = judge(*args, **kwargs)
+        except NotImplementedError:
+            print("Not yet: the exercise is not done (it still raises NotImplementedError).")
+            return False
+        except AssertionError as exc:
+            print(f"Not yet: {exc}")
+            return False
+        except Exception as exc:  # the learner's code crashed: say so, keep the notebook going
+            print(f"Not yet: your code raised {type(exc).__name__}: {exc}")
+            return False
+        print(f"PASS: {message}")
+        return True
+
+    return run

@@ -1,0 +1,181 @@
+"""Checks for lesson 01, the agent loop. Each one runs a scripted model against real tools.
+
+The tools here return values made up when the check runs (a random code, random order
+records), so a loop or an answer can only pass by passing on what really came back.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+from collections.abc import Callable
+
+from course import check
+
+from harness import Agent, ModelError, ScriptedModel, tool
+
+TASK = "Fetch the code, then answer."
+
+
+def _call(call_id: str, name: str, **args: object) -> dict:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def _schema(name: str, description: str) -> dict:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}}
+
+
+def _answers(messages: list[dict], call_id: str) -> list[dict]:
+    return [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
+
+
+def _check_every_call_answered(messages: list[dict]) -> None:
+    """Each tool call gets exactly one tool message, right after its assistant message."""
+    for i, msg in enumerate(messages):
+        calls = (msg.get("tool_calls") or []) if msg.get("role") == "assistant" else []
+        for k, call in enumerate(calls):
+            found = _answers(messages, call["id"])
+            assert len(found) == 1, (
+                f"tool call {call['id']} ({call['function']['name']}) got {len(found)} tool "
+                "messages; every call needs exactly one, even an unknown tool or a tool that fails")
+            after = messages[i + 1 + k] if i + 1 + k < len(messages) else {}
+            assert after.get("tool_call_id") == call["id"], (
+                f"the tool message for {call['id']} is not where it belongs: put the answers "
+                "right after the assistant message, in the order of its calls")
+
+
+def _run(run_loop: Callable, model: ScriptedModel, functions: dict, schemas: list,
+         max_turns: int) -> list[dict]:
+    try:
+        messages = run_loop(model, functions, schemas, TASK, max_turns)
+    except ModelError:
+        raise AssertionError(
+            f"your loop asked the model more often than it should ({len(model.requests)} "
+            f"requests, max_turns={max_turns}): stop when a reply has no tool calls, and "
+            "after max_turns requests") from None
+    assert isinstance(messages, list), f"run_loop should return the messages, got {messages!r}"
+    return messages
+
+
+@check
+def check_run_loop(run_loop: Callable) -> str:
+    """Judge ``run_loop(model, functions, schemas, task, max_turns) -> messages``."""
+    code = secrets.token_hex(4)
+
+    def fetch_code() -> str:
+        return code
+
+    def explode() -> str:
+        raise RuntimeError("the disk is on fire")
+
+    functions = {"fetch_code": fetch_code, "explode": explode}
+    schemas = [_schema("fetch_code", "Fetch the code."), _schema("explode", "Always fails.")]
+    model = ScriptedModel([
+        {"content": None, "tool_calls": [_call("call_a", "fetch_code"),
+                                         _call("call_b", "teleport", where="moon")]},
+        {"content": None, "tool_calls": [_call("call_c", "explode")]},
+        lambda messages: {"content": "Done."},
+        {"content": "a reply the loop should never ask for"},
+    ])
+    messages = _run(run_loop, model, functions, schemas, max_turns=5)
+
+    assert model.requests, "your loop never called model.complete(messages, schemas, 'auto')"
+    assert model.requests[0]["tools"] == schemas, (
+        "send the schemas with every request: model.complete(messages, schemas, 'auto')")
+    first_user = next((m for m in messages if m.get("role") == "user"), {})
+    assert first_user.get("content") == TASK, "the task should be the first user message"
+    _check_every_call_answered(messages)
+    assert _answers(messages, "call_a")[0]["content"] == code, (
+        "the tool message for fetch_code should hold exactly what the function returned")
+    assert "error" in _answers(messages, "call_b")[0]["content"].lower(), (
+        "a call to an unknown tool ('teleport') should be answered with an error message "
+        "that says so, e.g. \"Error: unknown tool 'teleport'\"")
+    failed = _answers(messages, "call_c")[0]["content"]
+    assert "error" in failed.lower() and "the disk is on fire" in failed, (
+        f"when a tool raises, answer with the error and its reason (got {failed!r}), "
+        "e.g. \"Error: RuntimeError: the disk is on fire\"")
+    assert len(model.requests) > 1 and any(
+        m.get("content") == code for m in model.requests[1]["messages"]), (
+        "the second request should carry the tool results: append them to messages")
+    assert len(model.requests) == 3, (
+        f"the model answered on request 3, but your loop made {len(model.requests)} requests")
+    last = messages[-1]
+    assert last.get("role") == "assistant" and last.get("content") == "Done.", (
+        "the final answer should be the last message")
+    empty = [m for m in messages if "tool_calls" in m and not m["tool_calls"]]
+    assert not empty, ("an assistant message without tool calls should leave the "
+                       "'tool_calls' key out: the API refuses an empty list")
+
+    def ask_again(messages: list[dict]) -> dict:
+        n = sum(m.get("role") == "assistant" for m in messages) + 1
+        return {"content": None, "tool_calls": [_call(f"again_{n}", "fetch_code")]}
+
+    stubborn = ScriptedModel([ask_again] * 10)
+    messages = _run(run_loop, stubborn, functions, schemas, max_turns=3)
+    assert len(stubborn.requests) == 3, (
+        f"with max_turns=3 your loop made {len(stubborn.requests)} model requests; "
+        "max_turns counts requests to the model")
+    _check_every_call_answered(messages)
+    return ("every call got exactly one answer, the loop stopped on the final answer, "
+            "and max_turns capped the requests")
+
+
+def _record(order_id: str, status: str) -> dict:
+    return {"id": order_id, "item": "Heron over-ear headphones", "status": status}
+
+
+@check
+def check_answer_undelivered(answer_undelivered: Callable) -> str:
+    """Judge a scripted step that names the orders of the last round not yet delivered."""
+    rng = random.SystemRandom()
+    ids = [f"ORD-{n}" for n in rng.sample(range(2000, 9999), 5)]
+    statuses = ["delivered", rng.choice(["packed", "shipped", "delayed"]), "delivered",
+                rng.choice(["out for delivery", "at the depot"])]
+    records = {i: _record(i, s) for i, s in zip(ids, statuses)}
+    records[ids[4]] = _record(ids[4], "delivered")
+
+    @tool
+    def read_record(order_id: str) -> str:
+        """Read one order record as JSON."""
+        return json.dumps(records[order_id])
+
+    @tool
+    def list_orders() -> str:
+        """List the open order ids."""
+        return json.dumps(ids[:4])
+
+    def run(calls: list[str]) -> tuple[str | None, str]:
+        model = ScriptedModel([
+            {"content": None, "tool_calls": [_call("call_0", "list_orders")]},
+            {"content": None, "tool_calls": [_call(f"call_{k}", "read_record", order_id=i)
+                                             for k, i in enumerate(calls, 1)]},
+            answer_undelivered,
+        ])
+        result = Agent(model, [read_record, list_orders]).run("Which orders are on the way?")
+        if (result.error or "").startswith("NotImplementedError"):
+            raise NotImplementedError
+        assert result.outcome == "completed", (
+            f"the run ended with {result.outcome!r} ({result.error}); your step should return "
+            "an assistant message dict such as {'content': '...'}, without tool calls")
+        return result.final, result.messages[-1].get("content") or ""
+
+    final, _ = run(ids[:4])
+    for order_id in ids[:4]:
+        status = records[order_id]["status"]
+        if status == "delivered":
+            assert order_id not in final, (
+                f"{order_id} was delivered, but your answer names it: {final!r}")
+        else:
+            assert order_id in final and status in final, (
+                f"{order_id} is '{status}' in the tool output, but your answer does not say "
+                f"so: {final!r}")
+    final, _ = run([ids[0], ids[2], ids[4]])
+    named = [i for i in ids if i in final]
+    assert final.strip() and not named, (
+        f"when every order of the last round is delivered, answer without naming any "
+        f"(your answer named {named}): {final!r}")
+    return "your answers were built from the records the tool really returned"

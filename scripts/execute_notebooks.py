@@ -1,0 +1,52 @@
+"""Re-execute lesson notebooks in place, offline, the way nbval will check them.
+
+    python scripts/execute_notebooks.py                  # every lessons/NN_*.ipynb
+    python scripts/execute_notebooks.py lessons/04_todo_write.ipynb
+
+Provider variables are removed (lessons always record their offline run), widget state
+is not stored (its ids change on every run), and each notebook runs in its own folder.
+Run it after changing `harness/`, then commit the notebooks with their outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVIDER_VARIABLES = ("HARNESS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                      "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+
+
+def execute(path: Path) -> float:
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=False,
+                            store_widget_state=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.write(nb, path)
+    return time.perf_counter() - started
+
+
+def main(args: list[str]) -> int:
+    for name in PROVIDER_VARIABLES:
+        os.environ.pop(name, None)
+    paths = ([Path(a).resolve() for a in args]
+             or sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb")))
+    for path in paths:
+        seconds = execute(path)
+        print(f"{path.relative_to(ROOT)}: executed in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

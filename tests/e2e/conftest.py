@@ -1,0 +1,127 @@
+"""Browser checks: a real JupyterLab on 127.0.0.1, driven by Debian's Chromium.
+
+    JupyterLab (temp config/data/runtime/IPython dirs, a token)  <--  Chromium (Playwright)
+        serves a copy of the notebook                               Run -> Run All Cells
+
+Playwright is imported inside the fixtures: the main suite collects (and deselects) these
+tests where Playwright is not installed. Chromium comes from apt (``/usr/bin/chromium``);
+``playwright install`` is never used. Stop the server by its PID, whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+PROVIDER_ENV_VARS = ("HARNESS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                     "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab: where it listens, its token, and the folder it serves."""
+
+    url: str
+    token: str
+    root: Path
+    log: Path
+
+    def api(self, method: str, path: str) -> object:
+        request = urllib.request.Request(f"{self.url}{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def delete_sessions(self) -> None:
+        """Shut down every kernel session, so no earlier kernel shifts what a test sees."""
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+    def add_notebook(self, source: Path) -> str:
+        """Serve a copy (JupyterLab autosaves what it opens); return its name."""
+        shutil.copy(source, self.root / source.name)
+        return source.name
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("jupyter")
+    root = base / "notebooks"
+    root.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV_VARS}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[name] = str(base / name.lower())
+    port, token = _free_port(), secrets.token_hex(16)
+    log = base / "server.log"
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--allow-root",
+           "--ServerApp.port_retries=0", "--LabApp.news_url=None",
+           "--LanguageServerManager.autodetect=False", f"--ServerApp.root_dir={root}"]
+    with log.open("w") as out:
+        server = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+    instance = Lab(f"http://127.0.0.1:{port}", token, root, log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                instance.api("GET", "/api/status")
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not start within 30 s:\n{instance.log_tail()}")
+                time.sleep(0.2)
+        instance.delete_sessions()
+        yield instance
+        instance.delete_sessions()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory):
+    """A headless Chromium context with its profile and caches in a temp folder."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    base = tmp_path_factory.mktemp("chromium")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"), "XDG_CACHE_HOME": str(base / "cache")}
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(base / "profile"), executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS,
+            env=env, viewport={"width": 1280, "height": 1000})
+        try:
+            yield context
+        finally:
+            context.close()

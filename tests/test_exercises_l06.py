@@ -1,0 +1,48 @@
+"""Lesson 06 exercise checks: each accepts the reference solution and rejects a wrong one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
+
+from exercises.l06 import check_build_subagent_request, check_write_task  # noqa: E402
+from solutions import l06 as solution  # noqa: E402
+
+
+def test_write_task_check_accepts_the_reference():
+    assert check_write_task(solution.write_task) is True
+
+
+def test_write_task_check_rejects_a_task_that_points_at_the_parents_context():
+    def refers_back(messages: list[dict]) -> str:
+        return "Read the file the search above found and answer the user's question."
+
+    assert check_write_task(refers_back) is False
+
+
+def test_write_task_check_rejects_a_task_without_the_question():
+    def path_only(messages: list[dict]) -> str:
+        path = messages[-1]["content"].split(":")[0]
+        return f"Read {path} and quote the section that applies."
+
+    assert check_write_task(path_only) is False
+
+
+def test_build_subagent_request_check_accepts_the_reference():
+    assert check_build_subagent_request(solution.build_subagent_request) is True
+
+
+def test_build_subagent_request_check_rejects_the_parents_system_prompt():
+    def reuses_parent_system(parent_messages: list[dict], task: str) -> list[dict]:
+        return [parent_messages[0], {"role": "user", "content": task}]
+
+    assert check_build_subagent_request(reuses_parent_system) is False
+
+
+def test_build_subagent_request_check_rejects_the_parents_history():
+    def forwards_history(parent_messages: list[dict], task: str) -> list[dict]:
+        return [*parent_messages, {"role": "user", "content": task}]
+
+    assert check_build_subagent_request(forwards_history) is False

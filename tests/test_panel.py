@@ -1,0 +1,255 @@
+"""The plan panel: its text, its live widget traits, and the runs it must survive.
+
+Every scenario drives a real `Agent` on a `ScriptedModel`; the panel only sees events.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness import Agent, Event, Permissions, ScriptedModel, tool
+from harness.panel import PanelState, PlanPanel, format_event
+
+ITEMS = ["Add up the March sales", "Report the total"]
+TASK = "Add up the March sales (120, 340, 95.5) and report the total"
+
+
+@tool
+def add_numbers(numbers: list[float]) -> float:
+    """Add up a list of numbers."""
+    return sum(numbers)
+
+
+def call(call_id: str, name: str, **arguments) -> dict:
+    return {"tool_calls": [{"id": call_id, "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def plan(call_id: str, *statuses: str, items: list[str] = ITEMS) -> dict:
+    todos = [{"content": c, "status": s} for c, s in zip(items, statuses)]
+    return call(call_id, "todo_write", todos=todos)
+
+
+def with_usage(step: dict, prompt: int, completion: int) -> dict:
+    return {**step, "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+
+
+def full_script() -> list[dict]:
+    """Plan, a tool, a delegation, a reminder, the stop gate, then a finished plan."""
+    return [
+        with_usage(plan("c1", "in_progress", "pending"), 100, 10),
+        with_usage(call("c2", "add_numbers", numbers=[120, 340, 95.5]), 200, 10),
+        with_usage(call("c3", "delegate_task", task="Add up 1, 2 and 3 with add_numbers"), 300, 10),
+        with_usage(call("s1", "add_numbers", numbers=[1, 2, 3]), 50, 5),   # the sub-agent
+        with_usage({"content": "The sum is 6."}, 60, 5),                   # the sub-agent
+        with_usage(plan("c4", "completed", "in_progress"), 400, 10),
+        with_usage({"content": "Done."}, 500, 10),                         # stop gate pushes back
+        with_usage(plan("c5", "completed", "completed"), 600, 10),
+        with_usage({"content": "The March total is 555.5."}, 700, 10),
+    ]
+
+
+def run_agent(observer, script: list, tools=(add_numbers,), task: str = TASK, **options):
+    options = {"planning": True, "subagents": True, "subagent_tools": ["add_numbers"],
+               "reminder_after": 2, **options}
+    agent = Agent(ScriptedModel(script), list(tools), observers=[observer], **options)
+    return agent.run(task)
+
+
+@pytest.fixture(scope="module")
+def finished() -> tuple[PlanPanel, object]:
+    panel = PlanPanel()
+    return panel, run_agent(panel, full_script())
+
+
+def test_finished_run_shows_every_item_done_and_the_outcome(finished):
+    panel, result = finished
+    text = panel.text()
+    assert result.outcome == "completed"
+    assert text.splitlines()[0] == "Agent plan: completed"
+    assert "  [x] Add up the March sales\n  [x] Report the total\n" in text
+    assert "Progress: 2/2 done [##########]" in text
+    assert 'Outcome: completed after 7 turns — "The March total is 555.5."' in text
+
+
+def test_last_change_names_the_status_change_of_the_last_update(finished):
+    panel, _ = finished
+    assert 'Last change: "Report the total" [>] → [x]' in panel.text()
+
+
+def test_usage_counts_tokens_per_delegation_and_the_last_context(finished):
+    panel, result = finished
+    lines = panel.text().splitlines()
+    assert result.usage["total_tokens"] == 2_990  # the sub-agent's 120 rolled up
+    assert "Usage: 2,990 tokens this run; last request 700 tokens of context (main)" in lines
+    assert "  main agent 2,870" in lines
+    assert ('  └─ main.sub1 120: completed, 1 tool call, "Add up 1, 2 and 3 with add_numbers"'
+            in lines)
+
+
+def test_log_shows_delegation_reminder_stop_gate_and_tool_results(finished):
+    panel, _ = finished
+    log = panel.text().split("Log:\n")[1].split("\nUsage:")[0].splitlines()
+    assert log == [
+        "    ✓ add_numbers: 6.0",
+        "  ↳ main.sub1 completed: 1 tool call, 120 tokens",
+        "  ✓ delegate_task: The sum is 6.",
+        "  ⟲ reminder: plan not updated for 2 tool rounds",
+        "  ✓ todo_write: Plan updated (1/2 done):",
+        "  ✋ stop gate: answered with 1 open item, pushed back",
+        "  ✓ todo_write: Plan updated (2/2 done):",
+        "  ■ completed after 7 turns",
+    ]
+
+
+def test_widget_traits_change_while_the_run_executes():
+    panel = PlanPanel()
+    plans, bars = [], []
+    panel.plan.observe(lambda change: plans.append(change["new"]), names="value")
+    panel.bar.observe(lambda change: bars.append(change["new"]), names="value")
+    run_agent(panel, full_script())
+    assert any("[&gt;] Add up the March sales" in value for value in plans[:-1])
+    assert bars == [1, 2]
+    assert panel.bar.bar_style == "success"
+
+
+def test_each_plan_update_reports_what_it_added_removed_and_changed():
+    state, seen = PanelState(), []
+
+    def watch(event: Event) -> None:
+        state.on_event(event)
+        if event.type == "plan_update":
+            seen.append(state.change_text())
+
+    script = [plan("c1", "in_progress", "pending"),
+              plan("c2", "in_progress", "pending"),
+              plan("c3", "completed", "in_progress", items=[ITEMS[0], "Check the sum"]),
+              plan("c4", "completed", "completed", items=[ITEMS[0], "Check the sum"]),
+              {"content": "555.5"}]
+    run_agent(watch, script)
+    assert seen == [
+        '+ "Add up the March sales"; + "Report the total"',
+        "nothing (the same plan was sent again)",
+        '+ "Check the sum"; - "Report the total"; "Add up the March sales" [>] → [x]',
+        '"Check the sum" [>] → [x]',
+    ]
+
+
+def test_current_step_follows_model_tool_approval_and_sub_agent():
+    state, steps = PanelState(), []
+
+    @tool
+    def look(what: str) -> str:
+        """Report what the panel says right now."""
+        steps.append(state.step_text())
+        return "seen"
+
+    def approve(name: str, arguments: dict) -> bool:
+        steps.append(state.step_text())
+        return True
+
+    def reply(messages: list) -> dict:
+        steps.append(state.step_text())
+        return {"content": "ok"}
+
+    script = [call("c1", "look", what="top"), call("c2", "delegate_task", task="Look inside"),
+              call("s1", "look", what="inside"), reply, plan("c3", "completed", "completed"),
+              reply]
+    run_agent(state.on_event, script, tools=[look], subagent_tools=["look"],
+              permissions=Permissions({"look": "ask"}, default="allow", approve=approve))
+    assert steps == [
+        "main: waiting for approval: look", "main: running tool look",
+        "main.sub1: waiting for approval: look", "main.sub1: running tool look",
+        "main.sub1: model thinking (turn 2)", "main: model thinking (turn 4)",
+    ]
+    assert state.step_text() == ""
+
+
+def test_interrupted_run_shows_cancelled_and_keeps_the_plan():
+    @tool
+    def slow_sum(numbers: list[float]) -> float:
+        """Add up numbers, slowly."""
+        raise KeyboardInterrupt
+
+    panel = PlanPanel()
+    script = [plan("c1", "in_progress", "pending"), call("c2", "slow_sum", numbers=[1, 2])]
+    result = run_agent(panel, script, tools=[slow_sum], subagent_tools=[])
+    text = panel.text()
+    assert result.outcome == "cancelled"
+    assert text.splitlines()[0] == "Agent plan: cancelled"
+    assert "  [>] Add up the March sales\n  [ ] Report the total\n" in text
+    assert ("Outcome: cancelled after 2 turns: interrupted (KeyboardInterrupt) "
+            "(while main: running tool slow_sum)") in text
+    assert "Usage: ~" in text  # the script gave no usage: the numbers are estimates
+
+
+def test_a_new_run_replaces_the_previous_one():
+    panel = PlanPanel()
+    run_agent(panel, full_script())
+    run_agent(panel, [plan("c1", "completed", items=["Say hello"]), {"content": "Hello"}],
+              task="Greet the user")
+    text = panel.text()
+    assert "Task: Greet the user\n  [x] Say hello\nProgress: 1/1 done" in text
+    assert "March" not in text and "main.sub1" not in text
+
+
+def test_reset_shows_the_waiting_panel_again(finished):
+    panel = PlanPanel()
+    run_agent(panel, full_script())
+    panel.reset()
+    assert panel.text() == "Agent plan: waiting for a run\n  (the plan is empty)"
+    assert "(the plan is empty)" in panel.plan.value
+
+
+def test_model_and_tool_text_is_escaped_in_the_widget():
+    panel = PlanPanel()
+    evil = "<script>alert(1)</script>"
+    run_agent(panel, [plan("c1", "completed", items=[evil]), {"content": evil}])
+    html = panel.plan.value + panel.details.value
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in panel.plan.value
+    assert f"[x] {evil}" in panel.text()
+
+
+def test_displayed_text_plain_is_the_panel_text_in_full():
+    panel = PlanPanel()
+    run_agent(panel, full_script())
+    bundle = panel._repr_mimebundle_()
+    assert bundle["text/plain"] == panel.text() == repr(panel)
+    assert len(bundle["text/plain"]) > 110  # ipywidgets would cut its own repr here
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_text_is_the_same_for_the_same_run():
+    first, second = PanelState(), PanelState()
+    run_agent(first, full_script())
+    run_agent(second, full_script())
+    assert first.text() == second.text()
+    assert "0x" not in first.text() and "second" not in first.text()
+
+
+def test_format_event_gives_one_line_for_interesting_events_only():
+    failed = Event("tool_result", "main.sub1", 1, {"call_id": "c1", "tool_name": "add_numbers",
+                                                   "ok": False, "status": "invalid_arguments",
+                                                   "output": "Error: invalid arguments:\nmore"})
+    assert format_event(failed) == "  ✗ add_numbers bad arguments: Error: invalid arguments:"
+    assert format_event(Event("model_request", data={"turn": 1})) is None
+
+
+def test_importing_the_panel_does_not_import_ipywidgets():
+    code = "import harness, harness.panel, sys; print('ipywidgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_plan_panel_without_ipywidgets_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    with pytest.raises(ImportError, match="pip install ipywidgets"):
+        PlanPanel()
+    state = PanelState()
+    run_agent(state, [{"content": "Hi"}])
+    assert state.text().startswith("Agent plan: completed")

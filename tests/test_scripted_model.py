@@ -1,0 +1,140 @@
+"""ScriptedModel: plays a script back, records every request, fails clearly when done."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import call, final, step
+
+from harness import Agent, ModelError, ScriptedModel, tool
+from harness.models import ScriptExhausted
+from harness.reminder import forced
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+SYSTEM_AND_USER = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+
+
+def test_every_request_is_recorded_with_messages_tools_and_tool_choice():
+    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    result = Agent(model, [add]).run("1+2?")
+    assert len(model.requests) == 2
+    assert model.requests[1] == {"messages": result.messages[:4], "tools": [add.schema()],
+                                 "tool_choice": "auto"}
+
+
+def test_recorded_messages_are_a_copy_of_that_moment():
+    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    result = Agent(model, [add]).run("1+2?")
+    assert len(model.requests[0]["messages"]) == 2
+    assert model.requests[0]["messages"] is not result.messages
+
+
+def test_without_tools_the_request_has_no_tools_and_no_tool_choice():
+    model = ScriptedModel([final("hi")])
+    Agent(model).run("hello")
+    assert model.requests[0]["tools"] == []
+    assert model.requests[0]["tool_choice"] is None
+
+
+def test_forced_tool_choice_is_recorded_as_sent():
+    model = ScriptedModel([step(call("t1", "todo_write", {"todos": []})), final("done")])
+    Agent(model, planning=True).run("plan it", plan_first=True)
+    assert model.requests[0]["tool_choice"] == forced("todo_write")
+    assert model.requests[1]["tool_choice"] == "auto"
+
+
+def test_step_usage_is_reported_but_not_put_in_the_transcript():
+    model = ScriptedModel([{**final("hi"), "usage": {"prompt_tokens": 11, "completion_tokens": 2}}])
+    result = Agent(model).run("hello")
+    assert result.messages[-1] == {"role": "assistant", "content": "hi"}
+    assert result.usage == {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13,
+                            "estimated": False}
+
+
+def test_callable_step_can_quote_real_tool_output():
+    model = ScriptedModel([
+        step(call("c1", "add", {"a": 20, "b": 22})),
+        lambda messages: final(f"The sum is {messages[-1]['content']}."),
+    ])
+    assert Agent(model, [add]).run("20+22?").final == "The sum is 42."
+
+
+def test_callable_step_receives_the_messages_so_far():
+    received = []
+
+    def answer(messages: list[dict]) -> dict:
+        received.append(messages)
+        return final("ok")
+
+    result = Agent(ScriptedModel([answer])).run("hello")
+    assert received == [result.messages[:2]]
+
+
+def test_callable_step_cannot_change_the_transcript_by_appending():
+    def sneaky(messages: list[dict]) -> dict:
+        messages.append({"role": "user", "content": "injected"})
+        return final("ok")
+
+    result = Agent(ScriptedModel([sneaky])).run("hello")
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
+
+
+def test_running_out_says_how_many_steps_and_what_to_do():
+    model = ScriptedModel([final("a"), final("b")])
+    model.complete(SYSTEM_AND_USER, [])
+    model.complete(SYSTEM_AND_USER, [])
+    with pytest.raises(ScriptExhausted) as out:
+        model.complete(SYSTEM_AND_USER, [])
+    assert str(out.value) == ("ScriptedModel has no step left for request #3 (the script has "
+                              "2 steps): add a step, or lower max_turns")
+    assert isinstance(out.value, ModelError)
+
+
+def test_remaining_counts_down_and_stops_at_zero():
+    model = ScriptedModel([final("a")])
+    assert model.remaining == 1
+    model.complete(SYSTEM_AND_USER, [])
+    assert model.remaining == 0
+    with pytest.raises(ScriptExhausted):
+        model.complete(SYSTEM_AND_USER, [])
+    assert model.remaining == 0
+
+
+def test_dict_arguments_are_sent_as_a_json_string():
+    reply = ScriptedModel([{"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "add", "arguments": {"a": 1, "b": "é"}}}]}]).complete(SYSTEM_AND_USER, [])
+    assert reply.tool_calls[0]["function"]["arguments"] == '{"a": 1, "b": "é"}'
+
+
+def test_calls_without_ids_get_ids_unique_across_the_run():
+    bare = {"tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": 1}}}]}
+    result = Agent(ScriptedModel([bare, bare, final("done")]), [add]).run("twice")
+    tool_messages = [m for m in result.messages if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["2", "2"]
+    assert len({m["tool_call_id"] for m in tool_messages}) == 2
+
+
+def test_a_step_that_is_not_a_message_is_a_clear_model_error():
+    result = Agent(ScriptedModel([lambda messages: "just text"])).run("hello")
+    assert result.outcome == "model_error"
+    assert result.error == "expected an assistant message dict, got str"
+
+
+def test_reply_usage_is_estimated_and_marked_without_script_usage():
+    reply = ScriptedModel([final("four")]).complete(SYSTEM_AND_USER, [])
+    assert reply.usage["estimated"] is True
+    assert reply.usage["completion_tokens"] == 1
+
+
+def test_estimate_of_a_growing_transcript_matches_a_fresh_count():
+    model, messages = ScriptedModel([final("a")] * 3), list(SYSTEM_AND_USER)
+    for text in ("x" * 400, "y" * 30, "z"):
+        messages.append({"role": "user", "content": text})
+        grown = model.complete(messages, [add.schema()]).usage["prompt_tokens"]
+    fresh = ScriptedModel([final("a")]).complete(list(messages), [add.schema()])
+    assert grown == fresh.usage["prompt_tokens"] > 100

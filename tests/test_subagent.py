@@ -1,0 +1,299 @@
+"""delegate_task: an isolated sub-agent with a tool subset, the parent's rules and budget."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from harness import Agent, Hooks, Permissions, ScriptedModel, tool
+from harness.subagent import SUBAGENT_SYSTEM
+
+TASK = "Summarise docs/returns.md in one sentence."
+
+
+# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
+
+def call(call_id: str, name: str, args: dict | str) -> dict:
+    raw = args if isinstance(args, str) else json.dumps(args)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
+
+
+def step(*tool_calls: dict, content: str | None = None, usage: dict | None = None) -> dict:
+    message = {"content": content, "tool_calls": list(tool_calls)}
+    if usage:
+        message["usage"] = usage
+    return message
+
+
+def delegate(call_id: str = "d", task: str = TASK) -> dict:
+    return step(call(call_id, "delegate_task", {"task": task}))
+
+
+def read(call_id: str, path: str = "docs/returns.md") -> dict:
+    return step(call(call_id, "read_file", {"path": path}))
+
+
+def tool_names(request: dict) -> list[str]:
+    return [t["function"]["name"] for t in request["tools"]]
+
+
+def events(result, type_: str, depth: int | None = None) -> list:
+    return [e for e in result.events
+            if e.type == type_ and (depth is None or e.depth == depth)]
+
+
+reads: list[str] = []
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    reads.append(path)
+    return "Returns are accepted within 30 days."
+
+
+@tool
+def write_file(path: str, text: str) -> str:
+    """Write a file."""
+    return "written"
+
+
+@pytest.fixture(autouse=True)
+def _clear_reads():
+    reads.clear()
+
+
+def parent(model: ScriptedModel, **options) -> Agent:
+    options.setdefault("subagent_tools", ("read_file",))
+    return Agent(model, [read_file, write_file], subagents=True, **options)
+
+
+# -- what the sub-agent sees ------------------------------------------------------------
+
+def test_subagent_request_holds_only_its_system_prompt_and_the_task():
+    model = ScriptedModel([read("r0"), delegate(), {"content": "30 days."}, {"content": "Done."}])
+    parent(model, system="You are the PARENT.").run("Tell me the return policy")
+    assert model.requests[2]["messages"] == [{"role": "system", "content": SUBAGENT_SYSTEM},
+                                             {"role": "user", "content": TASK}]
+
+
+def test_subagent_gets_only_the_tools_named_in_subagent_tools():
+    model = ScriptedModel([delegate(), {"content": "30 days."}, {"content": "Done."}])
+    parent(model, planning=True).run("Tell me the return policy")
+    assert tool_names(model.requests[0]) == ["read_file", "write_file", "todo_write",
+                                             "delegate_task"]
+    assert tool_names(model.requests[1]) == ["read_file"]
+    assert model.requests[1]["tool_choice"] == "auto"
+
+
+def test_subagent_has_no_tools_by_default():
+    model = ScriptedModel([delegate(), {"content": "30 days."}, {"content": "Done."}])
+    Agent(model, [read_file], subagents=True).run("Tell me the return policy")
+    assert (model.requests[1]["tools"], model.requests[1]["tool_choice"]) == ([], None)
+
+
+@pytest.mark.parametrize("name", ["search_web", "delegate_task", "todo_write"])
+def test_subagent_tools_must_name_registered_tools(name):
+    with pytest.raises(ValueError, match=name):
+        Agent(ScriptedModel([]), [read_file], planning=True, subagents=True,
+              subagent_tools=("read_file", name))
+
+
+def test_subagent_cannot_delegate_again():
+    model = ScriptedModel([delegate("d1"), delegate("d2", task="Go deeper"),
+                           {"content": "Could not delegate."}, {"content": "Done."}])
+    result = parent(model).run("Tell me the return policy")
+    inner = events(result, "tool_result", depth=1)
+    assert [(e.tool_name, e.status) for e in inner] == [("delegate_task", "unknown_tool")]
+    assert len(result.delegations) == 1
+
+
+def test_subagent_final_answer_is_the_tool_result():
+    model = ScriptedModel([delegate(), read("r1"), {"content": "Within 30 days."},
+                           {"content": "Done."}])
+    result = parent(model).run("Tell me the return policy")
+    assert model.requests[3]["messages"][-1] == {"role": "tool", "tool_call_id": "d",
+                                                 "content": "Within 30 days."}
+    outer = events(result, "tool_result", depth=0)
+    assert [(e.tool_name, e.ok) for e in outer] == [("delegate_task", True)]
+    assert reads == ["docs/returns.md"]
+
+
+# -- its turn budget ----------------------------------------------------------------------
+
+def test_subagent_out_of_turns_returns_its_partial_answer_marked_not_ok():
+    model = ScriptedModel([
+        delegate(),
+        step(call("r1", "read_file", {"path": "a"}), content="Reading a."),
+        step(call("r2", "read_file", {"path": "b"}), content="Found 30 days so far."),
+        {"content": "Partly done."},
+    ])
+    result = parent(model, subagent_max_turns=2).run("Tell me the return policy")
+    outcome = events(result, "tool_result", depth=0)[0]
+    assert outcome.ok is False
+    assert outcome.output == "[sub-agent stopped early: turn_limit] Found 30 days so far."
+    assert result.delegations[0].outcome == "turn_limit"
+    assert result.outcome == "completed"
+
+
+def test_subagent_turn_budget_defaults_to_ten():
+    script = [delegate()] + [read(f"r{n}") for n in range(10)] + [{"content": "Gave up."}]
+    model = ScriptedModel(script)
+    result = parent(model).run("Tell me the return policy")
+    assert len(events(result, "model_request", depth=1)) == 10
+    assert result.delegations[0].outcome == "turn_limit"
+    assert events(result, "tool_result", depth=0)[0].output.startswith(
+        "[sub-agent stopped early: turn_limit]")
+
+
+# -- permissions and hooks ----------------------------------------------------------------
+
+def test_default_deny_still_allows_the_harness_tools():
+    model = ScriptedModel([
+        step(call("p", "todo_write", {"todos": [{"content": "Ask", "status": "completed"}]})),
+        delegate(), {"content": "30 days."}, {"content": "Done."},
+    ])
+    result = parent(model, planning=True, permissions=Permissions({}, default="deny")).run("Q")
+    outer = events(result, "tool_result", depth=0)
+    assert [(e.tool_name, e.ok) for e in outer] == [("todo_write", True), ("delegate_task", True)]
+
+
+def test_permission_table_can_deny_delegate_task():
+    model = ScriptedModel([delegate(), {"content": "Done."}])
+    result = parent(model, permissions=Permissions({"delegate_task": "deny"},
+                                                   default="allow")).run("Q")
+    outcome = events(result, "tool_result")[0]
+    assert (outcome.status, outcome.ok) == ("blocked", False)
+    assert result.delegations == []
+    assert len(model.requests) == 2
+
+
+def test_permission_table_can_deny_todo_write():
+    model = ScriptedModel([step(call("p", "todo_write", {"todos": []})), {"content": "Done."}])
+    result = Agent(model, planning=True,
+                   permissions=Permissions({"todo_write": "deny"})).run("Q")
+    assert events(result, "tool_result")[0].status == "blocked"
+
+
+def test_parent_permissions_deny_inside_the_subagent():
+    model = ScriptedModel([delegate(), read("r1"), {"content": "Could not read."},
+                           {"content": "Done."}])
+    result = parent(model, permissions=Permissions({"read_file": "deny"},
+                                                   default="allow")).run("Q")
+    inner = events(result, "tool_result", depth=1)
+    assert [(e.tool_name, e.status) for e in inner] == [("read_file", "blocked")]
+    assert inner[0].output.startswith("Permission denied")
+    assert reads == []
+
+
+def test_pre_tool_use_hook_sees_subagent_calls_at_depth_one():
+    seen = []
+    hooks = Hooks()
+    hooks.on("pre_tool_use", lambda e: seen.append((e.tool_name, e.depth, e.agent_id)))
+    model = ScriptedModel([delegate(), read("r1"), {"content": "30 days."}, {"content": "Done."}])
+    result = parent(model, hooks=hooks).run("Q")
+    child_id = result.delegations[0].child_id
+    assert seen == [("delegate_task", 0, "main"), ("read_file", 1, child_id)]
+
+
+def test_pre_tool_use_hook_can_block_a_subagent_call():
+    hooks = Hooks()
+    hooks.on("pre_tool_use", lambda e: "No reading inside." if e.depth == 1 else None)
+    model = ScriptedModel([delegate(), read("r1"), {"content": "Blocked."}, {"content": "Done."}])
+    result = parent(model, hooks=hooks).run("Q")
+    assert events(result, "tool_result", depth=1)[0].output == "No reading inside."
+    assert reads == []
+
+
+def test_events_from_inside_carry_depth_one_and_the_subagent_id():
+    model = ScriptedModel([delegate(), read("r1"), {"content": "30 days."}, {"content": "Done."}])
+    result = parent(model).run("Q")
+    child_id = result.delegations[0].child_id
+    inner = events(result, "model_request", depth=1) + events(result, "tool_call", depth=1)
+    assert len(inner) == 3
+    assert {e.agent_id for e in inner} == {child_id}
+    assert child_id != "main"
+    assert {e.agent_id for e in result.events if e.depth == 0} == {"main"}
+
+
+def test_subagent_stop_hook_gets_task_outcome_and_usage():
+    seen = []
+    hooks = Hooks()
+    hooks.on("subagent_stop", seen.append)
+    model = ScriptedModel([delegate(),
+                           {"content": "30 days.", "usage": {"prompt_tokens": 50,
+                                                            "completion_tokens": 5}},
+                           {"content": "Done."}])
+    parent(model, hooks=hooks).run("Q")
+    [event] = seen
+    assert (event.task, event.outcome) == (TASK, "completed")
+    assert event.usage["total_tokens"] == 55
+
+
+# -- usage ----------------------------------------------------------------------------------
+
+def test_subagent_usage_counts_in_the_run_and_per_delegation():
+    model = ScriptedModel([
+        step(call("d", "delegate_task", {"task": TASK}),
+             usage={"prompt_tokens": 100, "completion_tokens": 10}),
+        step(call("r1", "read_file", {"path": "a"}),
+             usage={"prompt_tokens": 40, "completion_tokens": 4}),
+        {"content": "30 days.", "usage": {"prompt_tokens": 60, "completion_tokens": 6}},
+        {"content": "Done.", "usage": {"prompt_tokens": 200, "completion_tokens": 20}},
+    ])
+    result = parent(model).run("Q")
+    assert (result.usage["prompt_tokens"], result.usage["completion_tokens"]) == (400, 40)
+    assert result.usage["total_tokens"] == 440
+    [done] = result.delegations
+    assert (done.task, done.outcome, done.tool_calls) == (TASK, "completed", 1)
+    assert done.usage["total_tokens"] == 110
+    assert done.seconds >= 0
+
+
+def test_each_delegation_is_recorded_separately():
+    model = ScriptedModel([delegate("d1", "First"), {"content": "One."},
+                           delegate("d2", "Second"), read("r1"), {"content": "Two."},
+                           {"content": "Done."}])
+    result = parent(model).run("Q")
+    assert [(d.task, d.tool_calls) for d in result.delegations] == [("First", 0), ("Second", 1)]
+    assert len({d.child_id for d in result.delegations}) == 2
+
+
+# -- the whole run's clock and cancel reach the sub-agent --------------------------------
+
+def test_cancel_set_inside_a_subagent_ends_it_and_then_the_parent():
+    cancel = threading.Event()
+
+    @tool
+    def stop_everything() -> str:
+        """Press the stop button."""
+        cancel.set()
+        return "stopping"
+
+    model = ScriptedModel([delegate(), step(call("s", "stop_everything", {})),
+                           {"content": "never sent"}, {"content": "never sent either"}])
+    agent = Agent(model, [stop_everything], subagents=True, subagent_tools=("stop_everything",))
+    result = agent.run("Q", cancel=cancel)
+    assert result.outcome == "cancelled"
+    assert result.delegations[0].outcome == "cancelled"
+    assert len(model.requests) == 2
+    assert events(result, "tool_result", depth=0)[0].ok is False
+
+
+def test_run_time_budget_reaches_the_subagent():
+    @tool
+    def slow() -> str:
+        """Take a while."""
+        time.sleep(0.06)
+        return "slow result"
+
+    model = ScriptedModel([delegate(), step(call("s", "slow", {})),
+                           {"content": "never sent"}, {"content": "never sent either"}])
+    agent = Agent(model, [slow], subagents=True, subagent_tools=("slow",), max_seconds=0.05)
+    result = agent.run("Q")
+    assert result.outcome == "time_limit"
+    assert result.delegations[0].outcome == "time_limit"
+    assert len(model.requests) == 2
