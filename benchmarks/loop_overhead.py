@@ -41,13 +41,11 @@ def bump(n: int) -> int:
 
 def script(rounds: int) -> list[dict]:
     """``rounds`` replies that each call `bump` once, then a final answer."""
-    steps: list[dict] = [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function",
-             "function": {"name": "bump", "arguments": json.dumps({"n": i})}}]}
-        for i in range(rounds)
-    ]
-    return steps + [{"role": "assistant", "content": "done"}]
+    calls = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{i}", "type": "function",
+         "function": {"name": "bump", "arguments": json.dumps({"n": i})}}]}
+        for i in range(rounds)]
+    return [*calls, {"role": "assistant", "content": "done"}]
 
 
 def harness_seconds(rounds: int) -> float:

@@ -139,7 +139,7 @@ class _Run:
             with self.control.active():
                 self.messages += [{"role": "system", "content": self._system_prompt()},
                                   {"role": "user", "content": task}]
-                self.agent.hooks.fire("user_prompt_submit", self.emit("run_start", task=task))
+                self._fire("user_prompt_submit", self.emit("run_start", task=task))
                 outcome, final, error = self._loop()
         except KeyboardInterrupt:  # Kernel -> Interrupt: keep everything, say what happened
             outcome, error = "cancelled", "interrupted (KeyboardInterrupt)"
@@ -197,7 +197,7 @@ class _Run:
         """The model answered without tools: finish, or push back once on an open plan."""
         open_items = [i.content for i in self.plan.open_items()] if self.plan is not None else []
         event = self.emit("stop", final=text, open_items=open_items, pushbacks=self.pushbacks)
-        self.agent.hooks.fire("stop", event)
+        self._fire("stop", event)
         if not open_items:
             return "completed"
         if self.pushbacks >= 1:
@@ -267,16 +267,13 @@ class _Run:
                          output=result.output, status=status)
         ran = status in ("ok", "error")
         if ran:
-            self.agent.hooks.fire("post_tool_use", done)
+            self._fire("post_tool_use", done)
         self._tool_message(call, result.output)
         return result, ran
 
     def _pre_tool_use(self, event: Event, name: str, arguments: dict) -> str | None:
         """Hooks first, then the permission table. A string means: blocked, and why."""
-        try:
-            block = self.agent.hooks.fire("pre_tool_use", event)
-        except Exception as exc:  # a broken guard fails closed
-            return f"Blocked: a pre_tool_use hook failed ({type(exc).__name__}: {exc})."
+        block = self._fire("pre_tool_use", event)
         if block:
             return block
         perms = self.agent.permissions
@@ -329,8 +326,24 @@ class _Run:
                           sum(e.type == "tool_call" for e in result.events),
                           round(time.monotonic() - started, 3))
         self.delegations.append(done)
-        self.agent.hooks.fire("subagent_stop", self.emit("subagent_end", **done.to_dict()))
+        self._fire("subagent_stop", self.emit("subagent_end", **done.to_dict()))
         return done
+
+    def _fire(self, name: str, event: Event) -> str | None:
+        """Run the hooks of ``name``; a hook that raises never takes the run down.
+
+        It is reported as a ``hook_error`` event and a warning, and the run goes on;
+        a failed ``pre_tool_use`` guard also blocks its call (it fails closed).
+        """
+        try:
+            return self.agent.hooks.fire(name, event)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            self.emit("hook_error", hook=name, error=error)
+            warnings.warn(f"{name} hook failed: {error}", RuntimeWarning, stacklevel=2)
+            if name == "pre_tool_use":
+                return f"Blocked: a pre_tool_use hook failed ({error})."
+            return None
 
     # -- events -----------------------------------------------------------------------
 

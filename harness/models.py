@@ -160,7 +160,9 @@ class ScriptedModel:
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = list(steps)
-        self.requests: list[dict] = []
+        self._log: list[tuple[list[Message], int, list[dict], Any]] = []
+        self._copies: dict[int, list[Message]] = {}
+        self._requests: list[dict] = []
         self._sizer = _PromptSizer()
 
     @classmethod
@@ -185,17 +187,27 @@ class ScriptedModel:
         return cls(steps)
 
     @property
+    def requests(self) -> list[dict]:
+        """Every request received, in order, as ``{"messages", "tools", "tool_choice"}``.
+
+        Each ``messages`` is the list as it was at that request, a list of its own:
+        what the run appended later is not in it.
+        """
+        for copy, length, tools, tool_choice in self._log[len(self._requests):]:
+            self._requests.append(
+                {"messages": copy[:length], "tools": tools, "tool_choice": tool_choice})
+        return self._requests
+
+    @property
     def remaining(self) -> int:
         """How many scripted replies are left (never below 0, even after running out)."""
-        return max(0, len(self.steps) - len(self.requests))
+        return max(0, len(self.steps) - len(self._log))
 
     def complete(
         self, messages: list[Message], tools: list[dict], tool_choice: Any = None
     ) -> ModelReply:
-        n = len(self.requests)
-        self.requests.append(
-            {"messages": list(messages), "tools": list(tools or []), "tool_choice": tool_choice}
-        )
+        n = len(self._log)
+        self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
             total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
             raise ScriptExhausted(
@@ -209,6 +221,21 @@ class ScriptedModel:
         # A hand-written step may leave out call ids: number them by request, so the
         # ids stay unique across the run (the loop never runs a call id twice).
         return parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}")
+
+    def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> None:
+        """Remember this request in O(new messages); `requests` rebuilds it when asked.
+
+        Copying the whole transcript at every request would make a long run quadratic
+        in time and memory (and slow Python's garbage collector). A run only appends to
+        its messages, so one private copy per transcript, grown by what was appended
+        since the last request, plus this request's length, give back the exact list.
+        """
+        copy = self._copies.get(id(messages))
+        if copy is None or len(copy) > len(messages) or (
+                copy and messages[len(copy) - 1] is not copy[-1]):
+            copy = self._copies[id(messages)] = []  # a list we have not seen: copy afresh
+        copy.extend(messages[len(copy):])
+        self._log.append((copy, len(messages), list(tools or []), tool_choice))
 
 
 PROVIDER_VARIABLES = ("HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")

@@ -9,11 +9,11 @@
                                                     +--> PlanPanel     (ipywidgets view)
 
 `PanelState` is plain Python: it works, and is tested, without a browser or ipywidgets.
-`PlanPanel` only copies that state into widget traits; it never prints, clears output
+`PlanPanel` only copies that state into widget traits. It never prints, clears output
 or updates a display handle, so a notebook that shows it stays stable under nbval,
 which compares the panel's text as it was when ``display(panel)`` ran.
-The plan is drawn by `harness.todo.render`, the same formatter the `todo_write` tool
-result uses, so the model and the learner always see the same list.
+The plan is drawn by `harness.todo.render`, the formatter the `todo_write` tool result
+uses too, so the model and the learner always see the same list.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from .todo import MARKERS, TodoItem, progress, render
 
 __all__ = ["PanelState", "PlanPanel", "format_event"]
 
-LOG_LINES = 8
 FAILED = {"error": "failed", "blocked": "blocked", "unknown_tool": "unknown tool",
           "invalid_arguments": "bad arguments", "duplicate_id": "duplicate call id"}
 
@@ -35,40 +34,41 @@ FAILED = {"error": "failed", "blocked": "blocked", "unknown_tool": "unknown tool
 def _short(text: Any, limit: int = 60) -> str:
     """The first line, at most ``limit`` characters: enough to recognise, never a wall."""
     line = " ".join(next((ln for ln in str(text).splitlines() if ln.strip()), "").split())
+    line = line.rstrip(":")
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _tokens(usage: dict) -> str:
-    mark = "~" if usage.get("estimated") else ""
-    return f"{mark}{usage.get('total_tokens', 0):,}"
 
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def _tokens(usage: dict, key: str = "total_tokens") -> str:
+    return f"{'~' if usage.get('estimated') else ''}{usage.get(key, 0):,}"
+
+
 def format_event(event: Event) -> str | None:
     """One human line for an interesting event, indented by depth; None for the rest."""
-    d = event.data
-    if event.type == "run_start" and event.depth == 0:
+    d, kind = event.data, event.type
+    if kind == "run_start" and event.depth == 0:
         line = f"▶ task: {_short(d['task'])}"
-    elif event.type == "tool_result":
+    elif kind == "tool_result":
         how = "" if d["ok"] else " " + FAILED.get(d.get("status"), "failed")
         line = f"{'✓' if d['ok'] else '✗'} {d['tool_name']}{how}: {_short(d['output'])}"
-    elif event.type == "reminder":
+    elif kind == "reminder":
         line = f"⟲ reminder: plan not updated for {_count(d['rounds'], 'tool round')}"
-    elif event.type == "stop_gate":
-        line = f"✋ stop gate: answered with {_count(len(d['open_items']), 'open item')}, pushed back"
-    elif event.type == "subagent_start":
+    elif kind == "stop_gate":
+        n = _count(len(d["open_items"]), "open item")
+        line = f"✋ stop gate: answered with {n}, pushed back"
+    elif kind == "subagent_start":
         line = f"↳ delegate to {d['child_id']}: {_short(d['task'])}"
-    elif event.type == "subagent_end":
+    elif kind == "subagent_end":
         line = (f"↳ {d['child_id']} {d['outcome']}: {_count(d['tool_calls'], 'tool call')}, "
                 f"{_tokens(d['usage'])} tokens")
-    elif event.type == "approval_request":
+    elif kind == "approval_request":
         line = f"? waiting for approval: {d['tool_name']}"
-    elif event.type == "approval_result":
+    elif kind == "approval_result":
         line = f"{'✓ approved' if d['approved'] else '✗ denied'}: {d['tool_name']}"
-    elif event.type == "run_end" and event.depth == 0:
+    elif kind == "run_end" and event.depth == 0:
         error = f": {_short(d['error'])}" if d.get("error") else ""
         line = f"■ {d['outcome']} after {_count(d['turns'], 'turn')}{error}"
     else:
@@ -76,14 +76,14 @@ def format_event(event: Event) -> str | None:
     return "  " * event.depth + line
 
 
-def _calls(event: Event) -> str:
+def _replied(event: Event) -> str:
     calls = event.message.get("tool_calls") or []
     return f"model asked for {_count(len(calls), 'tool call')}" if calls else "model answered"
 
 
 STEPS = {  # what an agent is doing right after each of these events
     "model_request": lambda e: f"model thinking (turn {e.turn})",
-    "model_reply": _calls,
+    "model_reply": _replied,
     "tool_call": lambda e: f"running tool {e.tool_name}",
     "approval_request": lambda e: f"waiting for approval: {e.tool_name}",
     "approval_result": lambda e: (f"running tool {e.tool_name}" if e.approved
@@ -96,21 +96,20 @@ STEPS = {  # what an agent is doing right after each of these events
 class PanelState:
     """What the panel shows, built from events alone. Deterministic text, no widgets."""
 
-    def __init__(self, title: str = "Agent plan", log_lines: int = LOG_LINES) -> None:
+    def __init__(self, title: str = "Agent plan", log_lines: int = 8) -> None:
         self.title, self.log_lines = title, log_lines
         self.reset()
 
     def reset(self) -> None:
         """Forget the last run. A new top-level ``run_start`` does this by itself."""
-        self.status = "waiting for a run"
-        self.task: str | None = None
+        self.status, self.task = "waiting for a run", None
         self.items: list[TodoItem] = []
         self.change: dict | None = None
         self.steps: dict[int, tuple[str, str]] = {}  # depth -> (agent_id, what it does now)
         self.log: deque[str] = deque(maxlen=self.log_lines)
-        self.tokens: dict[str, int] = {}
+        self.tokens: dict[str, int] = {}  # agent_id -> total tokens of its replies
         self.estimated = False
-        self.context: tuple[str, dict] | None = None  # (agent_id, usage of the last reply)
+        self.context: tuple[str, dict] = ("main", {})  # (agent_id, usage of the last reply)
         self.children: dict[str, dict] = {}
         self.end: dict | None = None
 
@@ -125,38 +124,30 @@ class PanelState:
         if event.type in STEPS:
             self.steps = {d: s for d, s in self.steps.items() if d < event.depth}
             self.steps[event.depth] = (event.agent_id, STEPS[event.type](event))
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler:
-            handler(event)
-
-    # -- what each event changes -----------------------------------------------------
-
-    def _on_model_reply(self, event: Event) -> None:
-        usage = event.usage
-        self.tokens[event.agent_id] = self.tokens.get(event.agent_id, 0) + usage.get("total_tokens", 0)
-        self.estimated = self.estimated or bool(usage.get("estimated"))
-        self.context = (event.agent_id, usage)
-
-    def _on_plan_update(self, event: Event) -> None:
-        if event.depth == 0:
-            self.items = [TodoItem(**todo) for todo in event.todos]
-            self.change = {k: event.get(k, []) for k in ("added", "removed", "status_changes")}
-
-    def _on_subagent_start(self, event: Event) -> None:
-        self.children[event.child_id] = {"task": event.task, "outcome": "running", "tool_calls": 0}
-
-    def _on_subagent_end(self, event: Event) -> None:
-        self.children[event.child_id].update(outcome=event.outcome, tool_calls=event.tool_calls)
-        self.tokens[event.child_id] = event.usage.get("total_tokens", 0)
-
-    def _on_run_end(self, event: Event) -> None:
-        if event.depth > 0:
+        d = event.data
+        if event.type == "model_reply":
+            self.tokens[event.agent_id] = (self.tokens.get(event.agent_id, 0)
+                                           + d["usage"].get("total_tokens", 0))
+            self.estimated = self.estimated or bool(d["usage"].get("estimated"))
+            self.context = (event.agent_id, d["usage"])
+        elif event.type == "plan_update" and event.depth == 0:
+            self.items = [TodoItem(**todo) for todo in d["todos"]]
+            self.change = {k: d.get(k, []) for k in ("added", "removed", "status_changes")}
+        elif event.type in ("subagent_start", "subagent_end"):
+            self.children[d["child_id"]] = {"task": d["task"], "tool_calls": d.get("tool_calls", 0),
+                                            "outcome": d.get("outcome", "running")}
+            if "usage" in d:  # the child's own total, the same number the run rolls up
+                self.tokens[d["child_id"]] = d["usage"].get("total_tokens", 0)
+        elif event.type == "run_end" and event.depth > 0:
             self.steps.pop(event.depth, None)
-            return
-        self.end = dict(event.data, during=self.step_text())
-        self.status, self.steps = event.outcome, {}
+        elif event.type == "run_end":
+            self.end = dict(d, during=self.step_text())
+            self.status, self.steps = d["outcome"], {}
 
-    # -- the pieces of the view; text() and the widget both use them ------------------
+    # -- the pieces of the view: text() and the widget both use them ------------------
+
+    def done(self) -> int:
+        return sum(item.status == "completed" for item in self.items)
 
     def step_text(self) -> str:
         """The deepest agent's current step: what is happening right now."""
@@ -169,46 +160,48 @@ class PanelState:
         """What the last plan update changed, from the plan_update event's own fields."""
         if self.change is None:
             return ""
-        parts = [f'+ "{_short(c, 40)}"' for c in self.change["added"]]
-        parts += [f'- "{_short(c, 40)}"' for c in self.change["removed"]]
+        quoted = {k: ", ".join(f'"{_short(c, 40)}"' for c in self.change[k])
+                  for k in ("added", "removed")}
+        parts = [f"{k} {v}" for k, v in quoted.items() if v]
         parts += [f'"{_short(c, 40)}" {MARKERS[old]} → {MARKERS[new]}'
                   for c, old, new in self.change["status_changes"]]
         return "; ".join(parts) or "nothing (the same plan was sent again)"
-
-    def progress_bar(self, width: int = 10) -> str:
-        done = sum(item.status == "completed" for item in self.items)
-        filled = round(width * done / len(self.items)) if self.items else 0
-        return "[" + "#" * filled + "-" * (width - filled) + "]"
-
-    def usage_lines(self) -> list[str]:
-        """Tokens this run, the context of the last request, and one line per delegation."""
-        if not self.tokens:
-            return []
-        mark = "~" if self.estimated else ""
-        total = sum(self.tokens.values())
-        agent_id, usage = self.context
-        context = f"{'~' if usage.get('estimated') else ''}{usage.get('prompt_tokens', 0):,}"
-        lines = [f"Usage: {mark}{total:,} tokens this run; "
-                 + f"last request {context} tokens of context ({agent_id})"]
-        if self.children:
-            main = sum(n for a, n in self.tokens.items() if a not in self.children)
-            lines.append(f"  main agent {mark}{main:,}")
-            for child_id, child in self.children.items():
-                lines.append(f"  └─ {child_id} {mark}{self.tokens.get(child_id, 0):,}: "
-                             f"{child['outcome']}, {_count(child['tool_calls'], 'tool call')}, "
-                             f'"{_short(child["task"], 40)}"')
-        return lines
 
     def outcome_text(self) -> str:
         """How the run ended, with the answer or the error (empty while it runs)."""
         if self.end is None:
             return ""
-        end, text = self.end, f"{self.end['outcome']} after {_count(self.end['turns'], 'turn')}"
+        end = self.end
+        text = f"{end['outcome']} after {_count(end['turns'], 'turn')}"
         if end.get("error"):
             text += f": {_short(end['error'], 80)}"
         if end["outcome"] != "completed" and end["during"]:
-            text += f" (while {end['during']})"
+            text += f" — stopped at {end['during']}"
         return text + (f' — "{_short(end["final"], 80)}"' if end.get("final") else "")
+
+    def facts(self) -> list[tuple[str, str]]:
+        """The labelled lines under the plan: what happens now (or how it ended), what changed."""
+        facts = [("Now", self.step_text()), ("Outcome", self.outcome_text()),
+                 ("Last change", self.change_text())]
+        return [(label, value) for label, value in facts if value]
+
+    def usage_lines(self) -> list[str]:
+        """Tokens this run (a small tree when it delegated) and the last request's context."""
+        if not self.tokens:
+            return []
+        mark = "~" if self.estimated else ""
+        lines = [f"Tokens this run: {mark}{sum(self.tokens.values()):,}"
+                 + (" (~ = estimated)" if mark else "")]
+        if self.children:
+            main = sum(n for agent, n in self.tokens.items() if agent not in self.children)
+            lines.append(f"  main agent {mark}{main:,}")
+            lines += [f"  └─ {child_id} {mark}{self.tokens.get(child_id, 0):,}: "
+                      f"{c['outcome']}, {_count(c['tool_calls'], 'tool call')}, "
+                      f'"{_short(c["task"], 40)}"' for child_id, c in self.children.items()]
+        agent_id, usage = self.context
+        lines.append(f"Context of the last request: {_tokens(usage, 'prompt_tokens')} tokens "
+                     f"({agent_id})")
+        return lines
 
     def text(self) -> str:
         """The whole panel as plain text: what nbval compares and a terminal can print."""
@@ -217,23 +210,18 @@ class PanelState:
             lines.append(f"Task: {_short(self.task, 100)}")
         lines += ["  " + line for line in render(self.items).splitlines()]
         if self.items:
-            lines.append(f"Progress: {progress(self.items)} {self.progress_bar()}")
-        for label, value in (("Last change", self.change_text()), ("Now", self.step_text())):
-            if value:
-                lines.append(f"{label}: {value}")
+            bar = "#" * round(10 * self.done() / len(self.items))
+            lines.append(f"Progress: {progress(self.items)} [{bar:-<10}]")
+        lines += [f"{label}: {value}" for label, value in self.facts()]
         if self.log:
             lines += ["Log:"] + ["  " + line for line in self.log]
-        lines += self.usage_lines()
-        if self.end:
-            lines.append(f"Outcome: {self.outcome_text()}")
-        return "\n".join(lines)
+        return "\n".join(lines + self.usage_lines())
 
 
-STATUS_COLOR = {"running": "var(--jp-brand-color1, #1976d2)", "completed": "#2e7d32",
-                "waiting for a run": "var(--jp-ui-font-color2, #757575)",
-                "model_error": "#c62828"}
 MUTED = "color: var(--jp-ui-font-color2, #757575)"
 MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12.5px"
+STATUS_COLOR = {"running": "var(--jp-brand-color1, #1976d2)", "completed": "#2e7d32",
+                "waiting for a run": "var(--jp-ui-font-color2, #757575)"}  # else amber
 
 
 class PlanPanel:
@@ -250,15 +238,14 @@ class PlanPanel:
             raise ImportError("PlanPanel needs ipywidgets: pip install ipywidgets "
                               "(or use PanelState for a text-only panel)") from exc
         self.state = PanelState(title)
-        self.header, self.plan, self.details = w.HTML(), w.HTML(), w.HTML()
+        self.header, self.plan, self.progress, self.details = (w.HTML() for _ in range(4))
         self.bar = w.IntProgress(min=0, max=1, layout=w.Layout(width="220px", height="14px"))
-        self.progress = w.HTML()
-        self.plan.add_class("harness-plan")
-        self.widget = w.VBox(
-            [self.header, self.plan, w.HBox([self.bar, self.progress]), self.details],
-            layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)",
-                            padding="4px 12px 8px", max_width="760px"))
+        bar_row = w.HBox([self.bar, self.progress], layout=w.Layout(align_items="center"))
+        self.widget = w.VBox([self.header, self.plan, bar_row, self.details],
+                             layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)",
+                                             padding="4px 12px 8px", max_width="760px"))
         self.widget.add_class("harness-plan-panel")
+        self.plan.add_class("harness-plan")
         self._refresh()
 
     def on_event(self, event: Event) -> None:
@@ -282,40 +269,32 @@ class PlanPanel:
         return bundle
 
     def _refresh(self) -> None:
-        """Copy the state into widget traits; unchanged values send nothing."""
+        """Copy the state into widget traits; an unchanged value sends nothing."""
         s = self.state
         color = STATUS_COLOR.get(s.status, "#b26a00")
         task = f'<div style="{MUTED}">{escape(_short(s.task, 100))}</div>' if s.task else ""
-        self.header.value = (f'<div style="line-height:1.5"><b>{escape(s.title)}</b> '
-                             f'<span style="color:{color}">● {escape(s.status)}</span>{task}</div>')
-        rows = [_plan_row(item) for item in s.items] or [f'<div style="{MUTED}">{escape(render([]))}</div>']
-        self.plan.value = f'<div style="{MONO}; line-height:1.6; margin:4px 0">{"".join(rows)}</div>'
-        done = sum(item.status == "completed" for item in s.items)
-        self.bar.max, self.bar.value = max(len(s.items), 1), done
-        self.bar.bar_style = "success" if s.items and done == len(s.items) else ""
+        self.header.value = (f'<div style="line-height:1.5"><b>{escape(s.title)}</b> <span '
+                             f'style="color:{color}">● {escape(s.status)}</span>{task}</div>')
+        rows = "".join(_plan_row(item) for item in s.items)
+        rows = rows or f'<div style="{MUTED}">{escape(render([]))}</div>'
+        self.plan.value = f'<div style="{MONO}; line-height:1.6; margin:4px 0">{rows}</div>'
+        self.bar.max, self.bar.value = max(len(s.items), 1), s.done()
+        self.bar.bar_style = "success" if s.items and s.done() == len(s.items) else ""
         self.progress.value = f'<span style="{MUTED}; padding-left:8px">{progress(s.items)}</span>'
-        self.details.value = _details_html(s)
+        html = "".join(f'<div><span style="{MUTED}">{label}:</span> {escape(value)}</div>'
+                       for label, value in s.facts())
+        for lines, style in ((s.log, MUTED), (s.usage_lines(), "")):
+            if lines:
+                html += (f'<div style="{MONO}; {style}; margin-top:6px; white-space:pre-wrap">'
+                         f'{"<br>".join(escape(line) for line in lines)}</div>')
+        self.details.value = f'<div style="line-height:1.5">{html}</div>'
 
 
 def _plan_row(item: TodoItem) -> str:
+    """One plan line; the item in progress stands out, finished ones step back."""
     line = escape(render([item]))
     if item.status == "in_progress":
-        return (f'<div style="background:var(--jp-brand-color3, #e3f2fd); font-weight:600; '
-                f'border-radius:3px; padding:0 4px; margin:0 -4px">{line}</div>')
+        return (f'<div style="background:var(--jp-brand-color4, #e3f2fd); font-weight:600; '
+                f'border-left:3px solid var(--jp-brand-color1, #1976d2); padding-left:5px; '
+                f'margin-left:-8px">{line}</div>')
     return f'<div style="{MUTED if item.status == "completed" else ""}">{line}</div>'
-
-
-def _details_html(s: PanelState) -> str:
-    rows = [(label, value) for label, value in (("Last change", s.change_text()),
-                                                ("Now", s.step_text()),
-                                                ("Outcome", s.outcome_text())) if value]
-    html = "".join(f'<div><span style="{MUTED}">{label}:</span> {escape(value)}</div>'
-                   for label, value in rows)
-    if s.log:
-        log = "<br>".join(escape(line) for line in s.log)
-        html += (f'<div style="{MONO}; {MUTED}; margin-top:6px; white-space:pre; '
-                 f'overflow-x:auto">{log}</div>')
-    if s.tokens:
-        usage = "<br>".join(escape(line) for line in s.usage_lines())
-        html += f'<div style="{MONO}; margin-top:6px; white-space:pre">{usage}</div>'
-    return f'<div style="line-height:1.5">{html}</div>'

@@ -58,7 +58,9 @@ class RunResult:
         return self.outcome == "completed"
 
     def __repr__(self) -> str:
-        final = self.final if self.final is None or len(self.final) < 70 else self.final[:67] + "..."
+        final = self.final
+        if final is not None and len(final) >= 70:
+            final = final[:67] + "..."
         tail = f", error={self.error!r}" if self.error else ""
         return (f"RunResult(outcome={self.outcome!r}, turns={self.turns}, "
                 f"messages={len(self.messages)}, final={final!r}{tail})")

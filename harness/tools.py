@@ -147,7 +147,8 @@ def parse_json_object(raw: str | None) -> dict:
     try:
         value, end = json.JSONDecoder().raw_decode(raw.strip())
     except json.JSONDecodeError as exc:
-        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})")
+        raise ToolArgumentError(
+            f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
     if raw.strip()[end:].strip():
         raise ToolArgumentError("arguments must be one JSON object; found more data after it")
     if not isinstance(value, dict):

@@ -66,14 +66,24 @@ def show_request(request: dict, limit: int = 300) -> None:
     show_messages(request["messages"], limit)
 
 
+HIDDEN_FIELDS = ("message", "usage", "todos", "seconds")  # long, or vary from run to run
+
+
+def _event_fields(event: Any) -> str:
+    if event.type == "model_reply":  # the message is long: say what the model did
+        msg = event.message
+        calls = [c["function"]["name"] for c in msg.get("tool_calls") or ()]
+        return f"calls {', '.join(calls)}" if calls else f"says {_short(msg['content'], 50)!r}"
+    return ", ".join(f"{k}={_short(v, 60)}" for k, v in event.data.items()
+                     if k not in HIDDEN_FIELDS and v is not None)
+
+
 def show_events(events: list, types: tuple[str, ...] = ()) -> None:
     """Print events one per line (only ``types`` if given), indented by depth."""
     for event in events:
-        if types and event.type not in types:
-            continue
-        fields = ", ".join(f"{k}={_short(v, 60)}" for k, v in event.data.items()
-                           if k not in ("message", "usage", "todos"))
-        print(f"{'    ' * event.depth}{event.type:<14} {event.agent_id:<10} {fields}")
+        if not types or event.type in types:
+            print(f"{'    ' * event.depth}{event.type:<14} {event.agent_id:<10} "
+                  f"{_event_fields(event)}")
 
 
 def check(judge: Callable[..., str]) -> Callable[..., bool]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l01 import check_answer_undelivered, check_run_loop  # noqa: E402
-from solutions import l01 as solution  # noqa: E402
+from exercises.l01 import check_answer_undelivered, check_run_loop
+from solutions import l01 as solution
 
 
 def test_run_loop_check_accepts_the_reference():

@@ -8,10 +8,10 @@ from pathlib import Path
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 sys.path.insert(0, str(LESSONS))
 
-from exercises.l03 import check_notes_only, check_research_permissions
-from solutions import l03
+from exercises.l03 import check_notes_only, check_research_permissions  # noqa: E402
+from solutions import l03  # noqa: E402
 
-from harness import Permissions
+from harness import Permissions  # noqa: E402
 
 
 def test_notes_only_check_accepts_the_reference_hook():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l06 import check_build_subagent_request, check_write_task  # noqa: E402
-from solutions import l06 as solution  # noqa: E402
+from exercises.l06 import check_build_subagent_request, check_write_task
+from solutions import l06 as solution
 
 
 def test_write_task_check_accepts_the_reference():

@@ -145,6 +145,21 @@ def test_pre_hook_that_raises_blocks_the_call():
     assert result.outcome == "completed"
 
 
+@pytest.mark.parametrize("name", ["user_prompt_submit", "post_tool_use", "stop"])
+def test_a_failing_non_blocking_hook_is_reported_and_the_run_goes_on(name):
+    def broken(event):
+        raise ZeroDivisionError("bad hook")
+
+    hooks = Hooks()
+    hooks.on(name, broken)
+    with pytest.warns(RuntimeWarning, match="bad hook"):
+        result, ran = shell_run(hooks=hooks)
+    assert result.outcome == "completed"
+    assert ran != []  # the tool still ran: only pre_tool_use guards block
+    errors = [e for e in result.events if e.type == "hook_error"]
+    assert errors and errors[0].hook == name and "bad hook" in errors[0].error
+
+
 def test_call_path_is_validate_then_pre_hook_then_execute_then_post_hook():
     order = []
 
@@ -263,7 +278,8 @@ def test_ask_runs_only_when_approve_returns_true(answer):
     perms = Permissions({"run_shell": "ask"}, approve=lambda name, args: answer)
     result, ran = shell_run(permissions=perms)
     assert ran == []
-    assert tool_message(result) == "Permission denied: the user did not approve this 'run_shell' call."
+    assert tool_message(result) == ("Permission denied: the user did not approve this "
+                                    "'run_shell' call.")
 
 
 def test_ask_without_an_approver_is_denied_without_touching_stdin(monkeypatch):
@@ -394,7 +410,7 @@ def test_ask_on_stdin_in_a_kernel_that_cannot_ask_says_no(monkeypatch):
         kernel = object()
 
     def no_input(prompt: str) -> str:
-        raise StdinNotImplementedError("raw_input was called, but this frontend does not support it")
+        raise StdinNotImplementedError("raw_input was called, but this frontend cannot ask")
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     monkeypatch.setattr("IPython.get_ipython", lambda: Kernel())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import threading
 import time
 
@@ -130,7 +132,7 @@ def test_turn_limit_ends_without_final_and_keeps_the_transcript():
 
 
 def test_answer_on_the_last_allowed_turn_completes():
-    model = ScriptedModel(loop_forever(2) + [final("made it")])
+    model = ScriptedModel([*loop_forever(2), final("made it")])
     result = Agent(model, [add], max_turns=3).run("go")
     assert (result.outcome, result.final) == ("completed", "made it")
 
@@ -148,8 +150,8 @@ def slow(seconds: float) -> str:
 
 
 def test_time_limit_is_checked_before_the_next_model_request():
-    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.06})), final("late")])
-    result = Agent(model, [slow], max_seconds=0.05).run("go")
+    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.12})), final("late")])
+    result = Agent(model, [slow], max_seconds=0.1).run("go")
     assert result.outcome == "time_limit"
     assert result.final is None
     assert len(model.requests) == 1
@@ -157,13 +159,25 @@ def test_time_limit_is_checked_before_the_next_model_request():
 
 
 def test_time_limit_is_checked_before_each_tool_call():
-    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.06}),
+    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.12}),
                                 call("c2", "slow", {"seconds": 0}))])
-    result = Agent(model, [slow], max_seconds=0.05).run("go")
+    result = Agent(model, [slow], max_seconds=0.1).run("go")
     assert result.outcome == "time_limit"
     assert result.messages[-1]["tool_call_id"] == "c2"
     assert result.messages[-1]["content"].startswith("Not run")
     assert [e.call_id for e in result.events if e.type == "tool_result"] == ["c1"]
+
+
+def test_model_request_running_past_the_deadline_ends_time_limit():
+    def thinking(messages: list[dict]) -> dict:
+        time.sleep(0.5)  # left running in its thread; the run does not wait for it
+        return final("too late")
+
+    started = time.monotonic()
+    result = Agent(ScriptedModel([thinking]), max_seconds=0.03).run("go")
+    assert result.outcome == "time_limit"
+    assert time.monotonic() - started < 0.4
+    assert [m["role"] for m in result.messages] == ["system", "user"]
 
 
 def test_cancel_set_before_the_run_sends_no_request():
@@ -343,11 +357,19 @@ def test_hooks_receive_the_same_event_objects_as_the_result():
     assert all(e is by_type[e.type] for e in seen)
 
 
+def test_events_can_be_copied_and_pickled():
+    event = next(e for e in one_tool_run().events if e.type == "tool_result")
+    assert copy.deepcopy(event) == event
+    assert pickle.loads(pickle.dumps(event)) == event
+    with pytest.raises(AttributeError, match="'tool_result' event has no field 'nope'"):
+        _ = event.nope
+
+
 def test_observers_see_every_event_as_it_happens():
     seen = []
     events = one_tool_run(observers=[seen.append]).events
     assert len(seen) == len(events)
-    assert all(a is b for a, b in zip(seen, events))
+    assert all(a is b for a, b in zip(seen, events, strict=True))
 
 
 # -- the agent object ------------------------------------------------------------------------

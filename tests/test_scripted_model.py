@@ -138,3 +138,23 @@ def test_estimate_of_a_growing_transcript_matches_a_fresh_count():
         grown = model.complete(messages, [add.schema()]).usage["prompt_tokens"]
     fresh = ScriptedModel([final("a")]).complete(list(messages), [add.schema()])
     assert grown == fresh.usage["prompt_tokens"] > 100
+
+
+def test_recorded_requests_survive_changes_to_the_run_messages():
+    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    result = Agent(model, [add]).run("1+2?")
+    expected = [list(result.messages[:2]), list(result.messages[:4])]
+    result.messages.clear()
+    assert [r["messages"] for r in model.requests] == expected
+
+
+def test_a_list_that_did_not_just_grow_is_recorded_afresh():
+    model = ScriptedModel([final("a"), final("b"), final("c")])
+    messages = list(SYSTEM_AND_USER)
+    model.complete(messages, [])
+    messages[-1] = {"role": "user", "content": "changed"}
+    model.complete(messages, [])
+    model.complete(SYSTEM_AND_USER[:1], [])
+    assert [r["messages"] for r in model.requests] == [
+        SYSTEM_AND_USER, [SYSTEM_AND_USER[0], {"role": "user", "content": "changed"}],
+        SYSTEM_AND_USER[:1]]

@@ -119,7 +119,8 @@ def test_schema_refers_to_enums_and_models_of_the_module():
 
     params = place.schema()["function"]["parameters"]
     assert params["$defs"]["Colour"] == {"type": "string", "enum": ["red"]}
-    assert place.execute(place.parse('{"colour": "red", "at": {"x": 1, "y": 2}}')).output == "red 1,2"
+    args = place.parse('{"colour": "red", "at": {"x": 1, "y": 2}}')
+    assert place.execute(args).output == "red 1,2"
 
 
 def test_schema_requires_only_parameters_without_default():
@@ -230,28 +231,28 @@ def test_arguments_the_schema_describes_as_strings_are_accepted():
     assert paint.execute(args) == ToolResult(True, "red 2024-05-01 b.txt 2x3")
 
 
-def test_refused_call_becomes_a_tool_message_and_the_run_goes_on():
+@pytest.mark.parametrize("raw, reason", REFUSED.values(), ids=REFUSED.keys())
+def test_refused_call_becomes_a_tool_message_and_the_run_goes_on(raw, reason):
     ran = []
 
     @tool
-    def record(n: int) -> str:
+    def record(a: int, b: int = 0) -> str:
         """Record a number."""
-        ran.append(n)
+        ran.append(a)
         return "recorded"
 
-    model = ScriptedModel([step(call("c1", "record", '{"n": "2"}')),
-                           step(call("c2", "record", '{"n": 2}')),
+    model = ScriptedModel([step(call("c1", "record", raw)),
+                           step(call("c2", "record", '{"a": 2}')),
                            final("done")])
     result = Agent(model, [record]).run("record two")
     assert result.outcome == "completed"
     assert ran == [2]
     refused = result.messages[3]
     assert refused["role"] == "tool" and refused["tool_call_id"] == "c1"
-    assert refused["content"].startswith("Error: invalid arguments: 'n':")
-    assert "Traceback" not in refused["content"]
+    assert refused["content"].startswith("Error: ") and reason in refused["content"]
+    assert "\n" not in refused["content"] and "Traceback" not in refused["content"]
     outcome = [(e.ok, e.output) for e in result.events if e.type == "tool_result"]
-    assert outcome[0] == (False, refused["content"])
-    assert outcome[1] == (True, "recorded")
+    assert outcome == [(False, refused["content"]), (True, "recorded")]
 
 
 # -- running the function ------------------------------------------------------------
@@ -265,6 +266,17 @@ def test_exception_inside_the_tool_becomes_a_one_line_error():
 def test_exception_without_a_message_names_its_type():
     boom = raising(KeyError())
     assert boom.execute(boom.parse("")) == ToolResult(False, "Error: KeyError")
+
+
+def test_long_exception_message_is_capped_like_output():
+    @tool(max_output=100)
+    def chatty() -> str:
+        """Fails at length."""
+        raise ValueError("x" * 1_000)
+
+    output = chatty.execute(chatty.parse("")).output
+    assert output.startswith("Error: ValueError: xxx")
+    assert "characters cut" in output and len(output) < 150
 
 
 def test_exception_inside_the_tool_does_not_stop_the_run():

@@ -135,7 +135,7 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
     ids = [f"ORD-{n}" for n in rng.sample(range(2000, 9999), 5)]
     statuses = ["delivered", rng.choice(["packed", "shipped", "delayed"]), "delivered",
                 rng.choice(["out for delivery", "at the depot"])]
-    records = {i: _record(i, s) for i, s in zip(ids, statuses)}
+    records = {i: _record(i, s) for i, s in zip(ids[:4], statuses, strict=True)}
     records[ids[4]] = _record(ids[4], "delivered")
 
     @tool

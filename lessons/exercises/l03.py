@@ -58,7 +58,7 @@ def check_notes_only(notes_only: Callable) -> str:
         calls = [_call("write_file", path=p, content="written by the agent\n") for p, _ in cases]
         calls.append(_call("read_file", path="docs/faq.md"))
         outputs = _run(ws, calls, hooks=hooks)
-        for (path, allowed), output in zip(cases, outputs):
+        for (path, allowed), output in zip(cases, outputs[:-1], strict=True):
             if output.startswith("Blocked: a pre_tool_use hook failed"):
                 raise AssertionError(f"your hook raised on write_file {path!r}: {output}")
             if allowed and not _ran(output):
@@ -72,7 +72,8 @@ def check_notes_only(notes_only: Callable) -> str:
                                      "string, the reason the model reads")
         if not ws.read_file("notes/drafts/reply.md").startswith("written"):
             raise AssertionError("notes/drafts/reply.md was not written")
-        if ws.read_file("README.md") != readme or ws.read_file("docs/policies/returns.md") != policy:
+        unchanged = (ws.read_file("README.md"), ws.read_file("docs/policies/returns.md"))
+        if unchanged != (readme, policy):
             raise AssertionError("a file outside notes/ was changed")
         if outputs[-1].startswith("Blocked: a pre_tool_use hook failed"):
             raise AssertionError(f"your hook raised on read_file: {outputs[-1]}")
@@ -85,10 +86,10 @@ def check_notes_only(notes_only: Callable) -> str:
 
 @check
 def check_research_permissions(research_permissions: Callable[[], Permissions]) -> str:
-    """Your table: reads allowed, writes asked (yes only in notes/), the shell and the rest denied."""
+    """Your table: reads allowed, writes asked (yes only in notes/), everything else denied."""
     perms = research_permissions()
     if not isinstance(perms, Permissions):  # a hint for the learner, so AssertionError
-        raise AssertionError(  # noqa: TRY004
+        raise AssertionError(
             f"research_permissions() returned {type(perms).__name__}, not a Permissions table")
     expected = {"read_file": "allow", "list_files": "allow", "search_docs": "allow",
                 "write_file": "ask", "edit_file": "ask", "run_shell": "deny",
@@ -109,15 +110,16 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
                                              content="Returns: 30 days unopened.\n"), True),
             ("edit notes/summary.md", _call("edit_file", path="notes/summary.md",
                                             old="30 days", new="thirty days"), True),
-            ("write src/pricing.py", _call("write_file", path="src/pricing.py", content="x"), False),
-            ("edit src/pricing.py", _call("edit_file", path="src/pricing.py", old="def apply_discount",
-                                          new="def broken"), False),
+            ("write src/pricing.py", _call("write_file", path="src/pricing.py",
+                                           content="x"), False),
+            ("edit src/pricing.py", _call("edit_file", path="src/pricing.py",
+                                          old="def apply_discount", new="def broken"), False),
             ("write notes/../src/hack.py", _call("write_file", path="notes/../src/hack.py",
                                                  content="x"), False),
             ("run the shell", _call("run_shell", command="echo hello"), False),
         ]
         outputs = _run(ws, [c for _, c, _ in cases], permissions=perms)
-        for (label, _, allowed), output in zip(cases, outputs):
+        for (label, _, allowed), output in zip(cases, outputs, strict=True):
             if allowed and not _ran(output):
                 raise AssertionError(f"{label}: should run, but the model read {output!r}")
             if not allowed and _ran(output):

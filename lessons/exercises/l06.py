@@ -80,7 +80,7 @@ def _scripted_parent(write_task: Callable[[list[dict]], str], box: dict) -> Call
         if turn == 1:
             try:
                 box["task"] = write_task(copy.deepcopy(messages))
-            except Exception as exc:  # noqa: BLE001 (re-raised by the check, outside the run)
+            except Exception as exc:  # re-raised by the check, outside the run
                 box["error"] = exc
                 return {"content": "(write_task failed)"}
             if not isinstance(box["task"], str):
@@ -161,10 +161,10 @@ def check_build_subagent_request(build_subagent_request: Callable[[list[dict], s
         assert len(mine) == len(sent), (
             f"the sub-agent's first request has {len(sent)} messages; yours has {len(mine)}. "
             "None of the parent's history goes to the sub-agent.")
-        if mine[0] != sent[0]:
-            shown = str(mine[0].get("content"))[:60] if isinstance(mine[0], dict) else mine[0]
-            assert False, ("the first message differs: the sub-agent gets its own system prompt "
-                           f"(harness.subagent.SUBAGENT_SYSTEM), yours starts {shown!r}")
+        shown = str(mine[0].get("content"))[:60] if isinstance(mine[0], dict) else mine[0]
+        assert mine[0] == sent[0], ("the first message differs: the sub-agent gets its own "
+                                    "system prompt (harness.subagent.SUBAGENT_SYSTEM), yours "
+                                    f"starts {shown!r}")
         assert mine[1] == sent[1], (f"the second message should be the task as a user message; "
                                     f"yours is {mine[1]!r}")
     return "your messages match the sub-agent's real first request, for two different tasks."

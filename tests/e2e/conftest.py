@@ -55,9 +55,12 @@ class Lab:
             self.api("DELETE", f"/api/sessions/{session['id']}")
 
     def add_notebook(self, source: Path) -> str:
-        """Serve a copy (JupyterLab autosaves what it opens); return its name."""
-        shutil.copy(source, self.root / source.name)
-        return source.name
+        """Serve a copy of the notebook's folder (JupyterLab autosaves what it opens), so a
+        lesson finds the files next to it; return the notebook's path in the server."""
+        folder = self.root / source.parent.name
+        shutil.copytree(source.parent, folder, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        return f"{folder.name}/{source.name}"
 
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -77,6 +80,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV_VARS}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[name] = str(base / name.lower())
+    # No "Would you like to get notified about official Jupyter news?" toast over the page.
+    settings = base / "jupyter_config_dir/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     port, token = _free_port(), secrets.token_hex(16)
     log = base / "server.log"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
@@ -116,7 +123,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
     base = tmp_path_factory.mktemp("chromium")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"), "XDG_CACHE_HOME": str(base / "cache")}
+    env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"),
+           "XDG_CACHE_HOME": str(base / "cache")}
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(base / "profile"), executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS,

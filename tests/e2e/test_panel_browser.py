@@ -1,8 +1,8 @@
 """What a learner sees in JupyterLab: the plan panel after Run -> Run All Cells.
 
-Each case names a notebook and what its (last) plan panel must show at the end. To check
-a lesson too, add a case, e.g. ``PanelNotebook(ROOT / "lessons/07_whole_harness.ipynb",
-items=(...))``.
+Each `PanelNotebook` names a notebook and what its (last) plan panel must show at the
+end. To check a lesson as well, add a case to ``CASES``, e.g.
+``PanelNotebook(ROOT / "lessons/07_whole_harness.ipynb", items=("...", "..."))``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 WAIT_MS = 20_000
+STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 
 
 @dataclass(frozen=True)
 class PanelNotebook:
     notebook: Path
-    items: tuple[str, ...] = ()  # plan items the finished panel must list (all done)
+    items: tuple[str, ...] = ()  # plan items the finished panel must list, all [x]
     outcome: str = "completed"
 
 
@@ -33,88 +34,113 @@ CASES = [
                          "Report the total and the average")),
 ]
 
-STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 
-
-def wait_for(page, selector: str, what: str, timeout: int = WAIT_MS):
-    """Wait for a selector; fail with a sentence that says what did not happen."""
+def _timeout_error():
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    return PlaywrightTimeout
+
+
+def wait_until(page, script: str, what: str, arg=None, timeout: int = WAIT_MS) -> None:
+    """Wait for a JavaScript condition; fail with a sentence that says what did not happen."""
     try:
-        return page.wait_for_selector(selector, timeout=timeout)
-    except PlaywrightTimeout:
-        pytest.fail(f"timed out after {timeout / 1000:.0f} s waiting for {what} ({selector})")
-
-
-def wait_for_kernel(page, timeout: int = 30_000) -> None:
-    """The status bar reads "<kernel name> | Idle": connected, not just "No Kernel"."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    script = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
-        .some(e => /^(?!No Kernel).+ \\| Idle$/.test(e.textContent.trim()))"""
-    try:
-        page.wait_for_function(script, timeout=timeout)
-    except PlaywrightTimeout:
+        page.wait_for_function(script, arg=arg, timeout=timeout)
+    except _timeout_error():
         status = page.locator(".jp-StatusBar-TextItem").all_inner_texts()
-        pytest.fail(f"the kernel was not connected and idle within {timeout / 1000:.0f} s; "
-                    f"status bar: {status}")
+        pytest.fail(f"{what} did not happen within {timeout / 1000:.0f} s "
+                    f"(status bar: {[s for s in status if s.strip()]})")
 
 
-def run_all_cells(page) -> None:
-    """The learner's way: the Run menu, then Run All Cells."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+def click_menu(page, menu: str, item: str) -> None:
+    """The learner's way: a menu of the menu bar, then one of its items."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{menu}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).click()
 
 
-def wait_until_executed(page, code_cells: int, timeout: int = WAIT_MS) -> None:
+def panel_shows(page, text: str, timeout: int = WAIT_MS) -> None:
+    wait_until(page, """t => [...document.querySelectorAll('.harness-plan-panel')]
+                         .some(e => e.innerText.includes(t))""",
+               f"a plan panel showing {text!r}", arg=text, timeout=timeout)
+
+
+def open_and_run_all(lab, browser, notebook: Path):
+    """Open a copy of the notebook, wait for its kernel, then Run -> Run All Cells."""
+    lab.delete_sessions()
+    name = lab.add_notebook(notebook)
+    page = browser.new_page()
+    # A workspace of its own, so JupyterLab does not reopen the notebooks of earlier tests.
+    page.goto(f"{lab.url}/lab/workspaces/{notebook.stem}/tree/{name}?token={lab.token}")
+    # "No Kernel | Idle" comes first: wait for the real kernel's name next to Idle.
+    wait_until(page, """() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+                         .some(e => /^(?!No Kernel).+ \\| Idle$/.test(e.textContent.trim()))""",
+               "the notebook's kernel starting and going idle", timeout=30_000)
+    click_menu(page, "Run", "Run All Cells")
+    return page
+
+
+def wait_until_executed(page, notebook: Path) -> None:
     """Every code cell shows an execution count (``[3]:``, not ``[*]:`` or ``[ ]:``)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    script = """n => {
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    wait_until(page, """n => {
         const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
         return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-    }"""
-    try:
-        page.wait_for_function(script, arg=code_cells, timeout=timeout)
-    except PlaywrightTimeout:
-        prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
-        pytest.fail(f"not every code cell ran within {timeout / 1000:.0f} s; prompts: {prompts}")
+    }""", "every code cell running to the end",
+               arg=sum(cell["cell_type"] == "code" for cell in cells))
+
+
+def assert_no_errors(page) -> None:
+    assert "Error displaying widget" not in page.locator(".jp-Notebook").inner_text()
+    errors = [t for t in page.locator(STDERR).all_inner_texts() if "Traceback" in t]
+    assert errors == [], f"a cell raised:\n{errors[0]}"
+
+
+def screenshot(page, folder: Path, name: str) -> Path:
+    """The last panel, as the learner sees it; the path is printed for a human to look at."""
+    panel = page.locator(".harness-plan-panel").last
+    panel.scroll_into_view_if_needed()
+    panel.screenshot(path=folder / name)
+    print(f"\nscreenshot: {folder / name}")
+    return folder / name
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.notebook.stem)
 def test_run_all_cells_shows_the_finished_plan_panel(lab, browser, case, tmp_path_factory):
     started = time.monotonic()
-    shots = tmp_path_factory.mktemp("screenshots")
-    code_cells = sum(cell["cell_type"] == "code"
-                     for cell in json.loads(case.notebook.read_text(encoding="utf-8"))["cells"])
-    name = lab.add_notebook(case.notebook)
-    lab.delete_sessions()
-    page = browser.new_page()
+    page = open_and_run_all(lab, browser, case.notebook)
     try:
-        page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
-        wait_for_kernel(page)
-        run_all_cells(page)
-        wait_until_executed(page, code_cells)
-        wait_for(page, ".harness-plan-panel", "the plan panel widget to render")
+        wait_until_executed(page, case.notebook)
+        panel_shows(page, f"● {case.outcome}")
+        screenshot(page, tmp_path_factory.mktemp("screenshots"), f"{case.notebook.stem}.png")
         panel = page.locator(".harness-plan-panel").last
-        panel.scroll_into_view_if_needed()
-        panel.screenshot(path=shots / "panel.png")
-        print(f"\nscreenshot of the panel: {shots / 'panel.png'}")
-
-        text = panel.inner_text()
-        plan = panel.locator(".harness-plan").inner_text().splitlines()
+        text, plan = panel.inner_text(), panel.locator(".harness-plan").inner_text().splitlines()
         assert page.locator(".jupyter-widgets").count() > 0
-        assert "Error displaying widget" not in page.locator(".jp-Notebook").inner_text()
-        errors = [t for t in page.locator(STDERR).all_inner_texts() if "Traceback" in t]
-        assert errors == [], f"a cell raised:\n{errors[0]}"
-        assert f"● {case.outcome}" in text, f"the panel does not show {case.outcome!r}:\n{text}"
+        assert_no_errors(page)
         assert plan and all(line.startswith("[x] ") for line in plan), plan
         assert [item for item in case.items if f"[x] {item}" not in plan] == [], plan
         assert f"{len(plan)}/{len(plan)} done" in text
+        assert f"Outcome: {case.outcome} after" in text
     finally:
-        page.screenshot(path=shots / "notebook.png", full_page=True)
-        print(f"\nscreenshot of the notebook: {shots / 'notebook.png'}")
         page.close()
         lab.delete_sessions()
     print(f"browser check took {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.browser
+def test_kernel_interrupt_shows_cancelled_and_keeps_the_plan(lab, browser, tmp_path_factory):
+    notebook = NOTEBOOKS / "panel_interrupt.ipynb"
+    page = open_and_run_all(lab, browser, notebook)
+    try:
+        panel_shows(page, "Now: main: running tool wait_for_stock")
+        click_menu(page, "Kernel", "Interrupt Kernel")
+        panel_shows(page, "● cancelled")
+        wait_until_executed(page, notebook)
+        screenshot(page, tmp_path_factory.mktemp("screenshots"), "panel_interrupt.png")
+        panel = page.locator(".harness-plan-panel").last
+        assert panel.locator(".harness-plan").inner_text().splitlines() == [
+            "[>] Wait for the blue mug", "[ ] Tell the customer"]
+        assert "interrupted (KeyboardInterrupt)" in panel.inner_text()
+        assert_no_errors(page)
+    finally:
+        page.close()
+        lab.delete_sessions()

@@ -1,0 +1,132 @@
+"""Checks for lesson 02, tools. Each one judges behaviour: a real schema, real calls, real folders.
+
+The temperatures and the folders are made when the check runs, so only a tool that
+really converts, and a `confine` that really resolves paths, can pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from course import check
+
+from harness import Agent, ScriptedModel, Tool
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+def _check_schema(t: Tool) -> None:
+    fn = t.schema()["function"]
+    assert fn["name"] == "convert_temperature", (
+        f"the tool is named {fn['name']!r}; name the function convert_temperature")
+    assert fn["description"] and fn["description"] != "convert_temperature", (
+        "the tool has no description: write a docstring, the model reads it")
+    params = fn["parameters"]
+    props = params.get("properties", {})
+    assert set(props) == {"celsius", "to"}, (
+        f"the parameters are {sorted(props)}; expected exactly celsius and to")
+    assert props["celsius"].get("type") == "number", (
+        "celsius should be a number in the schema: annotate it as float")
+    assert set(props["to"].get("enum", ())) == {"fahrenheit", "kelvin"}, (
+        "'to' should list its allowed values in the schema: annotate it as "
+        "Literal[\"fahrenheit\", \"kelvin\"]")
+    assert set(params.get("required", ())) == {"celsius", "to"}, (
+        "both parameters should be required: give them no default value")
+    missing = [name for name, prop in props.items() if not prop.get("description")]
+    assert not missing, (
+        f"no description for {missing}: add an Args: section to the docstring")
+
+
+@check
+def check_convert_temperature(convert_temperature: Any) -> str:
+    """Judge a `@tool` converting Celsius to Fahrenheit or Kelvin: its schema and its calls."""
+    if not isinstance(convert_temperature, Tool):
+        convert_temperature(celsius=100.0, to="fahrenheit")  # an unfinished stub raises here
+        raise AssertionError("convert_temperature is a plain function: decorate it with @tool")
+    _check_schema(convert_temperature)
+    rng = random.SystemRandom()
+    c1, c2 = round(rng.uniform(-40, 120), 1), round(rng.uniform(-40, 120), 1)
+    expected = {"t1": c1 * 9 / 5 + 32, "t2": c2 + 273.15}
+    model = ScriptedModel([
+        {"content": None, "tool_calls": [
+            _call("t1", "convert_temperature", json.dumps({"celsius": c1, "to": "fahrenheit"})),
+            _call("t2", "convert_temperature", json.dumps({"celsius": c2, "to": "kelvin"})),
+            _call("t3", "convert_temperature", '{"celsius": "warm", "to": "kelvin"}'),
+            _call("t4", "convert_temperature", json.dumps({"celsius": c1, "to": "rankine"})),
+        ]},
+        lambda messages: {"content": "Converted."},
+    ])
+    result = Agent(model, [convert_temperature]).run("Convert these temperatures.")
+    answers = {m["tool_call_id"]: m["content"] for m in result.messages if m["role"] == "tool"}
+    for call_id, want in expected.items():
+        got = answers[call_id]
+        assert not got.startswith("Error"), f"the call {call_id} failed: {got}"
+        try:
+            value = float(got)
+        except ValueError:
+            raise AssertionError(f"the tool returned {got!r}; return the number itself "
+                                 "(a float)") from None
+        assert abs(value - want) < 0.01, (
+            f"{c1 if call_id == 't1' else c2} °C came back as {value}; expected {want:.2f}")
+    for call_id, what in (("t3", "a text for celsius"), ("t4", "the unit 'rankine'")):
+        assert answers[call_id].startswith("Error"), (
+            f"a call with {what} was not refused: {answers[call_id]!r}")
+    return "the schema tells the model what to send, and the calls convert correctly"
+
+
+def _refuses(confine: Callable, root: Path, path: str) -> bool:
+    try:
+        confine(root, path)
+    except ValueError:
+        return True
+    return False
+
+
+@check
+def check_confine(confine: Callable) -> str:
+    """Judge ``confine(root, path) -> Path`` on a real folder with symlinks in and out."""
+    with tempfile.TemporaryDirectory() as base:
+        base = Path(base)
+        root, outside, evil = base / "ws", base / "outside", base / "ws-evil"
+        for folder in (root / "notes", outside, evil):
+            folder.mkdir(parents=True)
+        (root / "notes" / "a.md").write_text("inside", encoding="utf-8")
+        (outside / "secret.txt").write_text("secret", encoding="utf-8")
+        (evil / "secret.txt").write_text("secret", encoding="utf-8")
+        try:
+            os.symlink(outside, root / "way_out")
+            os.symlink(root / "notes", root / "shortcut")
+        except OSError:  # no symlinks on this system (Windows without developer mode)
+            links = False
+        else:
+            links = True
+        real = root.resolve()
+
+        for path, want in (("notes/a.md", real / "notes" / "a.md"),
+                           ("notes/new.md", real / "notes" / "new.md"),
+                           ("notes/../notes/a.md", real / "notes" / "a.md"),
+                           *((("shortcut/a.md", real / "notes" / "a.md"),) if links else ())):
+            got = confine(root, path)
+            assert got is not None and Path(got).resolve() == want, (
+                f"confine(root, {path!r}) returned {got!r}; expected the real path "
+                f"root/{want.relative_to(real).as_posix()}")
+        for path, why in (("../outside/secret.txt", "'..' climbs out of the root"),
+                          ("notes/../../outside/secret.txt", "'..' climbs out of the root"),
+                          (str(outside / "secret.txt"), "an absolute path leads outside"),
+                          ("../ws-evil/secret.txt", "ws-evil only starts with the root's "
+                           "name; compare paths, not strings"),
+                          *((("way_out/secret.txt", "way_out is a symlink to a folder "
+                              "outside; resolve the path before you compare"),) if links
+                            else ())):
+            assert _refuses(confine, root, path), (
+                f"confine(root, {path!r}) was allowed, but {why}; raise ValueError")
+    return "normal paths resolve inside the root; '..', absolute paths and symlinks out are refused"

@@ -1,0 +1,1 @@
+"""Adversarial tests: the harness fails safely under fuzzing, faults, injection and stops."""

@@ -1,0 +1,27 @@
+"""Every run in this folder is checked: each transcript, sub-agents' included, must be valid.
+
+The check wraps the loop's run object, so a sub-agent's own conversation is checked
+as well as the parent's, and a test cannot forget to call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness import loop
+
+from .transcript import assert_valid_transcript
+
+@pytest.fixture(autouse=True)
+def every_transcript_is_valid(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    execute = loop._Run.execute
+
+    def checked(self: loop._Run, task: str) -> loop.RunResult:
+        result = execute(self, task)
+        assert_valid_transcript(result.messages)
+        return result
+
+    monkeypatch.setattr(loop._Run, "execute", checked)
+    yield

@@ -1,0 +1,85 @@
+"""`python -m harness`: the offline demo, a live run against a local server, replay, doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.__main__ import main
+from tests.fake_openai import reply
+
+pytest_plugins = ("tests.fake_openai",)
+
+PROVIDER = ("HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+
+
+def run_module(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in PROVIDER}
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd,
+                          env={**clean, **(env or {})}, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_demo_runs_offline_from_any_folder_and_cites_the_policy(tmp_path):
+    done = run_module("demo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "scripted" in out and "the tools really run" in out
+    assert "[>] Find the return rule" in out and "[x] Draft the answer" in out
+    assert "Source: docs/policies/returns.md" in out
+    assert "outcome: completed" in out
+
+
+def test_demo_answer_quotes_what_the_search_really_returned(tmp_path, capsys):
+    main(["demo", "--save", str(tmp_path / "run.json")])
+    saved = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    search = next(m for m in saved["messages"] if m["role"] == "tool" and ":" in m["content"]
+                  and m["content"].startswith("docs/"))
+    first_passage_line = search["content"].split("\n")[1]
+    assert first_passage_line in saved["final"]
+
+
+def test_demo_says_the_information_is_missing_when_search_finds_nothing(monkeypatch, capsys):
+    monkeypatch.setattr("harness.__main__.DEMO_QUERY", "zxqv wqxz")
+    main(["demo"])
+    out = capsys.readouterr().out
+    assert "the information is missing" in out
+    assert "Source:" not in out
+
+
+def test_run_without_a_model_name_exits_2_naming_the_variable(tmp_path):
+    done = run_module("run", "hello", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "HARNESS_MODEL" in done.stderr
+
+
+def test_run_uses_the_live_model_from_the_environment(tmp_path, fake_openai):
+    fake_openai.add(reply({"content": "Hello from the server."}))
+    env = {"HARNESS_MODEL": "test-model", "OPENAI_BASE_URL": fake_openai.base_url}
+    done = run_module("run", "Say hello", "--save", str(tmp_path / "live.json"), cwd=tmp_path,
+                      env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Hello from the server." in done.stdout
+    assert fake_openai.bodies[0]["model"] == "test-model"
+    assert fake_openai.bodies[0]["messages"][-1] == {"role": "user", "content": "Say hello"}
+
+
+def test_a_saved_run_replays_offline_turn_for_turn(tmp_path, capsys):
+    main(["demo", "--save", str(tmp_path / "run.json")])
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert "Replaying" in out and "outcome: completed" in out
+    assert "-> search_docs" in out  # the tool ran again
+
+
+def test_doctor_never_prints_the_key(monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-doctor-0123456789abcdef")
+    monkeypatch.setenv("HARNESS_MODEL", "gpt-4o-mini")
+    main(["doctor"])
+    out = capsys.readouterr().out
+    assert "API key set" in out
+    assert "sk-test-doctor" not in out

@@ -1,0 +1,87 @@
+"""Lesson 02 exercise checks: each accepts the reference solution and rejects a wrong one."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
+
+from exercises.l02 import check_confine, check_convert_temperature
+from solutions import l02 as solution
+
+from harness import tool
+
+
+def test_convert_temperature_check_accepts_the_reference():
+    assert check_convert_temperature(solution.convert_temperature) is True
+
+
+def test_convert_temperature_check_rejects_a_plain_function():
+    def convert_temperature(celsius: float, to: str) -> float:
+        return celsius * 9 / 5 + 32 if to == "fahrenheit" else celsius + 273.15
+
+    assert check_convert_temperature(convert_temperature) is False
+
+
+def test_convert_temperature_check_rejects_a_unit_typed_as_plain_str():
+    @tool
+    def convert_temperature(celsius: float, to: str) -> float:
+        """Convert a temperature in degrees Celsius.
+
+        Args:
+            celsius: degrees Celsius.
+            to: fahrenheit or kelvin.
+        """
+        return celsius * 9 / 5 + 32 if to == "fahrenheit" else celsius + 273.15
+
+    assert check_convert_temperature(convert_temperature) is False
+
+
+def test_convert_temperature_check_rejects_a_wrong_kelvin_offset():
+    @tool
+    def convert_temperature(celsius: float, to: Literal["fahrenheit", "kelvin"]) -> float:
+        """Convert a temperature in degrees Celsius.
+
+        Args:
+            celsius: degrees Celsius.
+            to: the unit to convert to.
+        """
+        return celsius * 9 / 5 + 32 if to == "fahrenheit" else celsius + 273
+
+    assert check_convert_temperature(convert_temperature) is False
+
+
+def test_confine_check_accepts_the_reference():
+    assert check_confine(solution.confine) is True
+
+
+def test_confine_check_rejects_a_check_on_the_text_of_the_path():
+    def text_only(root, path):
+        if ".." in path or path.startswith("/"):
+            raise ValueError(f"{path} leads outside")
+        return Path(root) / path
+
+    assert check_confine(text_only) is False
+
+
+def test_confine_check_rejects_a_string_prefix_comparison():
+    def prefix(root, path):
+        real = (Path(root) / path).resolve()
+        if not str(real).startswith(str(Path(root).resolve())):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(prefix) is False
+
+
+def test_confine_check_rejects_normpath_without_resolving_symlinks():
+    def normpath_only(root, path):
+        real = Path(os.path.normpath(Path(root).resolve() / path))
+        if not real.is_relative_to(Path(root).resolve()):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(normpath_only) is False
