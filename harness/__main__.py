@@ -23,6 +23,7 @@ from .events import Event
 from .hooks import Permissions, ask_on_stdin
 from .loop import Agent
 from .models import OpenAIModel, ScriptedModel
+from .panel import format_event
 from .result import RunResult
 from .todo import TodoItem, progress, render
 from .workspace import Workspace
@@ -76,25 +77,23 @@ def demo_script() -> list:
 
 
 def print_event(event: Event, out: Callable[[str], None] = print) -> None:
-    """One readable line (or block) per interesting event, as the run goes."""
-    pad = "    " * event.depth
+    """As the run goes: each tool call with its arguments, each plan in full, and the
+    panel's one-line summary of everything else worth seeing."""
+    pad = "  " * event.depth
     if event.type == "run_start":
         out(f"{pad}task: {event.task}")
     elif event.type == "tool_call" and event.tool_name != "todo_write":
         out(f"{pad}-> {event.tool_name}({json.dumps(event.arguments, ensure_ascii=False)[:120]})")
-    elif event.type == "tool_result" and event.tool_name != "todo_write":
-        first = event.output.splitlines()[0] if event.output else ""
-        out(f"{pad}   {'ok' if event.ok else 'FAILED'}: {first[:100]}")
-    elif event.type == "tool_result" and not event.ok:
-        out(f"{pad}   plan update refused: {event.output}")
     elif event.type == "plan_update":
         items = [TodoItem(**t) for t in event.todos]
-        out(f"{pad}   plan ({progress(items)}):")
-        out("\n".join(f"{pad}     {line}" for line in render(items).splitlines()))
-    elif event.type in ("reminder", "stop_gate"):
-        out(f"{pad}   [{event.type}] the harness reminds the model of its plan")
-    elif event.type == "approval_request":
-        out(f"{pad}   waiting for your approval...")
+        out(f"{pad}plan ({progress(items)}):")
+        out("\n".join(f"{pad}  {line}" for line in render(items).splitlines()))
+    elif event.type == "tool_result" and event.tool_name == "todo_write" and event.ok:
+        return  # the plan was just printed in full
+    elif event.type != "run_end":
+        line = format_event(event)
+        if line:
+            out(line)
 
 
 def _report(result: RunResult) -> None:
@@ -128,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("replay", help="replay a saved run offline").add_argument("path")
     sub.add_parser("doctor", help="check the environment")
     args = parser.parse_args(argv)
+    if hasattr(sys.stdout, "reconfigure"):  # a console that cannot show a symbol shows '?'
+        sys.stdout.reconfigure(errors="replace")
 
     if args.command == "doctor":
         doctor()

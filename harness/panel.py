@@ -32,9 +32,13 @@ FAILED = {"error": "failed", "blocked": "blocked", "unknown_tool": "unknown tool
 
 
 def _short(text: Any, limit: int = 60) -> str:
-    """The first line, at most ``limit`` characters: enough to recognise, never a wall."""
-    line = " ".join(next((ln for ln in str(text).splitlines() if ln.strip()), "").split())
-    line = line.rstrip(":")
+    """The first line, at most ``limit`` characters: enough to recognise, never a wall.
+
+    Output whose first line says nothing (JSON starting with a bare ``{``) is flattened.
+    """
+    lines = [line for line in str(text).splitlines() if line.strip()] or [""]
+    first = lines[0] if any(ch.isalnum() for ch in lines[0]) else " ".join(lines)
+    line = " ".join(first.split()).rstrip(":")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

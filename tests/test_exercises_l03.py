@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import sys
 from pathlib import Path
 
@@ -25,6 +26,16 @@ def test_notes_only_check_rejects_a_prefix_test_that_lets_dot_dot_through():
         return None
 
     assert check_notes_only(prefix_only) is False
+
+
+def test_notes_only_check_rejects_a_prefix_without_the_slash():
+    def no_slash(event):
+        path = posixpath.normpath(event.arguments.get("path", ""))
+        if event.tool_name == "write_file" and not path.startswith("notes"):
+            return "no"
+        return None
+
+    assert check_notes_only(no_slash) is False
 
 
 def test_notes_only_check_rejects_a_hook_that_blocks_every_tool_outside_notes():

@@ -242,6 +242,12 @@ def test_format_event_gives_one_line_for_interesting_events_only():
     assert format_event(Event("model_request", data={"turn": 1})) is None
 
 
+def test_log_line_of_json_output_shows_its_fields_not_a_bare_brace():
+    result = Event("tool_result", data={"call_id": "c1", "tool_name": "read_file", "ok": True,
+                                        "status": "ok", "output": '{\n  "order": "ORD-1002"\n}'})
+    assert format_event(result) == '✓ read_file: { "order": "ORD-1002" }'
+
+
 def test_importing_the_panel_does_not_import_ipywidgets():
     code = "import harness, harness.panel, sys; print('ipywidgets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,9 +13,7 @@ from collections.abc import Callable
 
 from course import check
 
-from harness import Agent, Hooks, Permissions, RunResult, ScriptedModel
-from harness.events import Event
-from harness.workspace import Workspace
+from harness import Agent, Event, Hooks, Permissions, RunResult, ScriptedModel, Workspace
 
 
 def _call(name: str, **arguments: object) -> dict:
@@ -23,18 +21,14 @@ def _call(name: str, **arguments: object) -> dict:
                             "function": {"name": name, "arguments": json.dumps(arguments)}}]}
 
 
-def _run(ws: Workspace, calls: list[dict], **options: object) -> list[str]:
-    """Run one scripted call per turn; return what the model read for each call, in order."""
+def _run(ws: Workspace, calls: list[dict], **options: object) -> list[tuple[bool, str]]:
+    """Run one scripted call per turn; for each call: did the tool run, and what the model read."""
     model = ScriptedModel([*calls, {"content": "Done."}])
     result: RunResult = Agent(model, ws.tools, max_turns=len(calls) + 1, **options).run("Work.")
     if result.outcome != "completed":
         raise AssertionError(f"the run ended {result.outcome!r} ({result.error}); "
                              "a hook or approver must not stop the run")
-    return [m["content"] for m in result.messages if m["role"] == "tool"]
-
-
-def _ran(output: str) -> bool:
-    return not output.startswith(("Blocked", "Permission denied", "Error"))
+    return [(e.status == "ok", e.output) for e in result.events if e.type == "tool_result"]
 
 
 @check
@@ -58,27 +52,28 @@ def check_notes_only(notes_only: Callable) -> str:
         calls = [_call("write_file", path=p, content="written by the agent\n") for p, _ in cases]
         calls.append(_call("read_file", path="docs/faq.md"))
         outputs = _run(ws, calls, hooks=hooks)
-        for (path, allowed), output in zip(cases, outputs[:-1], strict=True):
+        for (path, allowed), (ran, output) in zip(cases, outputs[:-1], strict=True):
             if output.startswith("Blocked: a pre_tool_use hook failed"):
                 raise AssertionError(f"your hook raised on write_file {path!r}: {output}")
-            if allowed and not _ran(output):
+            if allowed and not ran:
                 raise AssertionError(f"write_file to {path!r} is inside notes/ but did not run; "
                                      f"the model read: {output!r}")
-            if not allowed and _ran(output):
+            if not allowed and ran:
                 hint = {"notes/../README.md": " (normalise it first: posixpath.normpath)",
                         "notes_backup/x.md": " (compare with 'notes/', slash included)"}
                 raise AssertionError(f"write_file to {path!r} ran, but that path is not inside "
                                      f"notes/{hint.get(path, '')}: your hook must return a "
-                                     "string, the reason the model reads")
+                                     "non-empty string, the reason the model reads")
         if not ws.read_file("notes/drafts/reply.md").startswith("written"):
             raise AssertionError("notes/drafts/reply.md was not written")
         unchanged = (ws.read_file("README.md"), ws.read_file("docs/policies/returns.md"))
         if unchanged != (readme, policy):
             raise AssertionError("a file outside notes/ was changed")
-        if outputs[-1].startswith("Blocked: a pre_tool_use hook failed"):
-            raise AssertionError(f"your hook raised on read_file: {outputs[-1]}")
-        if not _ran(outputs[-1]):
-            raise AssertionError(f"read_file was blocked ({outputs[-1]!r}): only write_file "
+        ran, output = outputs[-1]
+        if output.startswith("Blocked: a pre_tool_use hook failed"):
+            raise AssertionError(f"your hook raised on read_file: {output}")
+        if not ran:
+            raise AssertionError(f"read_file was blocked ({output!r}): only write_file "
                                  "should be checked; return None for every other call")
     return ("writes inside notes/ ran; writes to docs/, the root, notes/../ and "
             "notes_backup/ were blocked; read_file was left alone.")
@@ -119,10 +114,10 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
             ("run the shell", _call("run_shell", command="echo hello"), False),
         ]
         outputs = _run(ws, [c for _, c, _ in cases], permissions=perms)
-        for (label, _, allowed), output in zip(cases, outputs, strict=True):
-            if allowed and not _ran(output):
+        for (label, _, allowed), (ran, output) in zip(cases, outputs, strict=True):
+            if allowed and not ran:
                 raise AssertionError(f"{label}: should run, but the model read {output!r}")
-            if not allowed and _ran(output):
+            if not allowed and ran:
                 raise AssertionError(f"{label}: should be refused, but it ran ({output!r})")
         if ws.read_file("notes/summary.md") != "Returns: thirty days unopened.\n":
             raise AssertionError("notes/summary.md does not hold the written and edited text")

@@ -13,9 +13,8 @@ import tempfile
 from collections.abc import Callable
 
 from course import check
-from harness import Agent, RunResult, ScriptedModel
+from harness import Agent, RunResult, ScriptedModel, Workspace
 from harness.todo import render
-from harness.workspace import Workspace
 
 SHIPPING_TASK = ("Order ORD-1003 has not arrived yet. Plan three steps: look up the order "
                  "record, read our shipping policy, and save a short status note in "

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 STATUSES = ("pending", "in_progress", "completed")
-MAX_ITEMS = 20
+MAX_ITEMS = 21
 BLANKS = ("", " ", "\t\n", "\u3000", "\u2003\u00a0", "\x1c")  # str.strip() empties these
 ODD_TEXT = ("\u200b", "\u0000", "e\u0301", "\U0001f600", "\u202eevil", "{}", "null", "\\")
 WRONG_TYPES: tuple[Any, ...] = (None, 0, 1.5, True, [], {}, ["x"], {"content": "x"})
@@ -32,7 +32,7 @@ class Updates:
     """Turns hypothesis' strings and bytes into raw `todo_write` argument strings."""
 
     def __init__(self, words: list[str], recipe: bytes) -> None:
-        self.words = [*words, *BLANKS, *ODD_TEXT]
+        self.words = [*words, *ODD_TEXT]
         self.recipe, self.pos = recipe, 0
 
     def __iter__(self) -> Updates:
@@ -78,30 +78,38 @@ class Updates:
             depth = 1 + self.pick(300)
             return '{"todos": ' + "[" * depth + "]" * depth + "}"
         if kind == 17:
-            size = 10_000 * (1 + self.pick(20))
+            size = 5_000 * (1 + self.pick(20))
             return self.dump({"todos": [{"content": "é" * size, "status": "pending"}]})
         if kind == 18:
             return f'{{"todos": [{{"content": "a\\ud800b", "status": "{self.choose(STATUSES)}"}}]}}'
         return self.choose(WHITESPACE_TRAILERS) + self.dump({"todos": self.items()})
 
     def items(self) -> list[Any]:
-        count = self.pick(6) if self.pick(8) else 17 + self.pick(7)  # sometimes near 20
-        return [self.item() for _ in range(count)]
+        if self.pick(8):
+            return [self.item() for _ in range(self.pick(6))]
+        return self.long_items()
+
+    def long_items(self) -> list[Any]:
+        """19, 20 or 21 well-formed items, at most one in progress: the size rule decides."""
+        items = [{"content": self.choose(self.words) or "step", "status": "pending"}
+                 for _ in range(19 + self.pick(3))]
+        items[self.pick(len(items))]["status"] = self.choose(STATUSES)
+        return items
 
     def item(self) -> Any:
-        kind = self.pick(16)
+        kind = self.pick(24)
         content, status = self.choose(self.words), self.choose(STATUSES)
-        if kind < 10:
+        if kind < 18:
             return {"content": content, "status": status}
-        if kind == 10:
+        if kind == 18:
             return self.choose([{"content": content}, {"status": status}, {}])
-        if kind == 11:
+        if kind == 19:
             return {"content": content, "status": status, "priority": "high"}
-        if kind == 12:
+        if kind == 20:
             return {"content": self.choose(WRONG_TYPES), "status": status}
-        if kind == 13:
+        if kind == 21:
             return {"content": content, "status": self.choose(BAD_STATUSES)}
-        if kind == 14:
+        if kind == 22:
             return {"content": self.choose(BLANKS), "status": status}
         return self.choose(NOT_ITEMS)
 
@@ -145,4 +153,8 @@ def expected_items(todos: Any) -> list[tuple[str, str]] | None:
 
 def _has_surrogate(text: str) -> bool:
     """A lone surrogate is not text that can be sent as UTF-8: refuse it."""
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -24,7 +24,7 @@ from .plan_inputs import Updates, expected_items, expected_plan
 FUZZ = settings(derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
 WORDS = st.lists(st.text(st.characters(codec="utf-8"), max_size=16), min_size=4, max_size=8)
-RECIPE = st.binary(min_size=400, max_size=400)  # about 70 updates each
+RECIPE = st.binary(min_size=1100, max_size=1100)  # about 70 updates each
 MIN_UPDATES = 10_000
 
 
@@ -84,7 +84,7 @@ def test_ten_thousand_fuzzed_updates_keep_or_replace_the_plan_exactly() -> None:
     counts = {"tool": 0, "valid": 0, "python": 0}
     started = time.perf_counter()
 
-    @settings(FUZZ, max_examples=170)
+    @settings(FUZZ, max_examples=220)
     @given(WORDS, RECIPE)
     def fuzz(words: list[str], recipe: bytes) -> None:
         check_tool_batch(words, recipe, counts)
