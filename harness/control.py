@@ -40,9 +40,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
-from pydantic import ConfigDict, Field, create_model
+from pydantic import AfterValidator, ConfigDict, Field, create_model
 
 from .events import Event
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult, cap
@@ -214,6 +214,12 @@ class _Drain(threading.Thread):
 SAFE_VALUE = r"[\w .,:@+=/-]{1,200}"
 
 
+def _no_option(value: str) -> str:
+    if value.startswith("-"):
+        raise ValueError("must not start with '-' (it would read as an option)")
+    return value
+
+
 class CommandTool(Tool):
     """A tool that runs a fixed command template; the model supplies only parameters.
 
@@ -234,16 +240,14 @@ class CommandTool(Tool):
             raise ValueError(f"template {template!r} must use every parameter of {sorted(params)}")
         if "{" in self.argv[0]:
             raise ValueError("the program of a command template must be fixed, not a parameter")
-        fields = {p: (str, Field(description=d, pattern=f"^(?:{pattern})$"))
+        fields = {p: (Annotated[str, AfterValidator(_no_option)],
+                      Field(description=d, pattern=f"^(?:{pattern})$"))
                   for p, d in params.items()}
         args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
         super().__init__(name, description, args_model, self._run, max_output=max_output)
         self.cwd, self.timeout = cwd, timeout
 
     def _run(self, **values: str) -> ToolResult:
-        for key, value in values.items():
-            if value.startswith("-"):
-                raise ValueError(f"{key} must not start with '-' (it would read as an option)")
         argv = [token.format_map(values) if "{" in token else token for token in self.argv]
         return run_process(argv, cwd=self.cwd, timeout=self.timeout, max_output=self.max_output)
 

@@ -79,9 +79,14 @@ class Permissions:
         for name, decision in {**rules, "(default)": default}.items():
             if decision not in DECISIONS:
                 raise ValueError(f"permission for {name!r} is {decision!r}; use one of {DECISIONS}")
-        self.rules = MappingProxyType(dict(rules))
-        self.default = default
-        self.approve = approve
+        # Set once, here: afterwards the table is read-only (see __setattr__).
+        object.__setattr__(self, "rules", MappingProxyType(dict(rules)))
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "approve", approve)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Permissions are fixed when made; build a new Permissions "
+                             f"instead of setting {name!r}")
 
     def __repr__(self) -> str:
         return f"Permissions({dict(self.rules)!r}, default={self.default!r})"

@@ -196,7 +196,8 @@ class _Run:
     def _on_answer(self, text: str) -> str | None:
         """The model answered without tools: finish, or push back once on an open plan."""
         open_items = [i.content for i in self.plan.open_items()] if self.plan is not None else []
-        event = self.emit("stop", final=text, open_items=open_items, pushbacks=self.pushbacks)
+        event = self.emit("stop", final=text, open_items=open_items, pushbacks=self.pushbacks,
+                          turns=self.control.turns)
         self._fire("stop", event)
         if not open_items:
             return "completed"
@@ -218,7 +219,9 @@ class _Run:
             name = call["function"]["name"]
             try:
                 result, ran = self._call_tool(call)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # the running call started: its result is unknown
+                self._answer_missing([call], start, "Interrupted while running (KeyboardInterrupt): "
+                                     "its result is unknown.")
                 self._answer_missing(calls, start, "Not run: interrupted (KeyboardInterrupt).")
                 raise
             names.append(name)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from .tools import Tool, ToolResult, _describe
+from .tools import Tool, ToolArgumentError, ToolResult, _describe
 
 MAX_ITEMS = 20
 Status = Literal["pending", "in_progress", "completed"]
@@ -133,7 +133,7 @@ class TodoList:
 
     def as_tool(self) -> Tool:
         """The `todo_write` tool bound to this plan."""
-        return Tool("todo_write", TODO_WRITE_DESCRIPTION, TodoWriteArgs, self._write)
+        return _TodoWrite("todo_write", TODO_WRITE_DESCRIPTION, TodoWriteArgs, self._write)
 
     def _write(self, todos: list[TodoItem]) -> ToolResult:
         try:
@@ -141,6 +141,16 @@ class TodoList:
         except PlanError as exc:
             return ToolResult(False, f"Error: {exc}. The plan was not changed.")
         return ToolResult(True, f"Plan updated ({progress(self._items)}):\n{plan}")
+
+
+class _TodoWrite(Tool):
+    """`todo_write`: every refusal, even of malformed arguments, says the plan is unchanged."""
+
+    def parse(self, arguments: str) -> BaseModel:
+        try:
+            return super().parse(arguments)
+        except ToolArgumentError as exc:
+            raise ToolArgumentError(f"{exc}. The plan was not changed.") from None
 
 
 TODO_WRITE_DESCRIPTION = (

@@ -25,6 +25,7 @@ are fine. ``run_shell`` is confined only by its working folder: guard it with
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import re
@@ -88,8 +89,13 @@ class Workspace:
         """A fresh copy of the course's sample project (a headphone shop's support repo).
 
         Lessons work on the copy, so the files shipped inside the package never change.
+        Without ``dest`` the copy goes to a temporary folder, removed when Python exits.
         """
-        target = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="harness-"))
+        if dest is None:
+            target = Path(tempfile.mkdtemp(prefix="harness-"))
+            atexit.register(shutil.rmtree, target, ignore_errors=True)
+        else:
+            target = Path(dest)
         shutil.copytree(SAMPLE, target, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(*IGNORED))
         return cls(target, **settings)

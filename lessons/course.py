@@ -82,7 +82,7 @@ def show_events(events: list, types: tuple[str, ...] = ()) -> None:
     """Print events one per line (only ``types`` if given), indented by depth."""
     for event in events:
         if not types or event.type in types:
-            print(f"{'    ' * event.depth}{event.type:<14} {event.agent_id:<10} "
+            print(f"{'    ' * event.depth}{event.type:<16} {event.agent_id:<10} "
                   f"{_event_fields(event)}")
 
 

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from harness import Agent, ScriptedModel, TodoItem, TodoList, tool
 from harness.todo import PLANNING_PROMPT, PlanError, render
+from harness.tools import ToolArgumentError
 
 TWO_STEPS = [{"content": "Find the policy", "status": "in_progress"},
              {"content": "Draft the answer", "status": "pending"}]
@@ -303,3 +304,12 @@ def test_planning_prompt_says_when_to_plan_and_when_not():
     assert "todo_write" in text
     assert "several steps" in text
     assert "one-step" in text
+
+
+def test_every_todo_write_refusal_says_the_plan_was_not_changed():
+    plan = TodoList()
+    tool = plan.as_tool()
+    for raw in ('{"todos": [{"content": "  ", "status": "pending"}]}',
+                '{"todos": null}', '{"todos": []} {}', '{"todos": [{"content": "a"}]}'):
+        with pytest.raises(ToolArgumentError, match="The plan was not changed"):
+            tool.parse(raw)

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 STATUSES = ("pending", "in_progress", "completed")
-MAX_ITEMS = 21
+MAX_ITEMS = 20
 BLANKS = ("", " ", "\t\n", "\u3000", "\u2003\u00a0", "\x1c")  # str.strip() empties these
 ODD_TEXT = ("\u200b", "\u0000", "e\u0301", "\U0001f600", "\u202eevil", "{}", "null", "\\")
 WRONG_TYPES: tuple[Any, ...] = (None, 0, 1.5, True, [], {}, ["x"], {"content": "x"})

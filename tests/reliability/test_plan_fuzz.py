@@ -84,7 +84,7 @@ def test_ten_thousand_fuzzed_updates_keep_or_replace_the_plan_exactly() -> None:
     counts = {"tool": 0, "valid": 0, "python": 0}
     started = time.perf_counter()
 
-    @settings(FUZZ, max_examples=220)
+    @settings(FUZZ, max_examples=150)
     @given(WORDS, RECIPE)
     def fuzz(words: list[str], recipe: bytes) -> None:
         check_tool_batch(words, recipe, counts)

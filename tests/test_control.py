@@ -1,0 +1,144 @@
+"""Execution control (seed 004): command templates, the call log, the tool switch."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import call, final, step
+
+from harness import Agent, Hooks, Permissions, ScriptedModel, tool
+from harness.control import CallLog, CommandTool
+
+ECHO = CommandTool("echo_id", "Echo a record id.", template="echo --id {record_id}",
+                   params={"record_id": "the record id"})
+
+
+def run_with(tool_, *arguments: dict, hooks: Hooks | None = None):
+    steps = [step(call(f"c{i}", tool_.name, a)) for i, a in enumerate(arguments)]
+    return Agent(ScriptedModel([*steps, final("done")]), [tool_], hooks=hooks).run("go")
+
+
+def results(result) -> list:
+    return [e for e in result.events if e.type == "tool_result"]
+
+
+def test_a_template_parameter_is_one_argv_element_and_output_comes_back_as_text():
+    out = results(run_with(ECHO, {"record_id": "ORD-1001"}))[0]
+    assert out.ok
+    assert out.output.splitlines()[0] == "exit status 0"
+    assert "--id ORD-1001" in out.output
+
+
+@pytest.mark.parametrize("value", [
+    "x; rm -rf /", "x && id", "$(id)", "`id`", "a\nb", "--help", "-rf", "x|id", "x > f", "",
+])
+def test_injection_attempts_are_refused_before_anything_runs(value):
+    ran = []
+    hooks = Hooks()
+    hooks.on("pre_tool_use", lambda e: ran.append(e))
+    out = results(run_with(ECHO, {"record_id": value}, hooks=hooks))[0]
+    assert not out.ok and out.status == "invalid_arguments"
+    assert ran == []  # refused at validation: no hook, no process
+
+
+def test_the_model_cannot_add_arguments_or_another_field():
+    out = results(run_with(ECHO, {"record_id": "A-1", "command": "id"}))[0]
+    assert out.status == "invalid_arguments" and "unknown field 'command'" in out.output
+
+
+def test_a_template_must_use_every_parameter_and_fix_its_program():
+    with pytest.raises(ValueError, match="every parameter"):
+        CommandTool("t", "d", template="echo {a}", params={"a": "x", "b": "y"})
+    with pytest.raises(ValueError, match="program"):
+        CommandTool("t", "d", template="{prog} --x", params={"prog": "x"})
+
+
+def test_a_failing_command_reports_its_exit_status_and_stderr(tmp_path):
+    (tmp_path / "fail.py").write_text("import sys\nsys.stderr.write('no such record')\n"
+                                      "sys.exit(3)\n", encoding="utf-8")
+    failing = CommandTool("q", "d", template="python fail.py {x}", params={"x": "id"},
+                          cwd=tmp_path)
+    out = results(run_with(failing, {"x": "ORD-1"}))[0]
+    assert not out.ok and out.status == "error"
+    assert out.output.startswith("exit status 3") and "no such record" in out.output
+
+
+def test_a_command_that_runs_too_long_is_killed():
+    slow = CommandTool("slow", "d", template="sleep {s}", params={"s": "seconds"}, timeout=0.3)
+    out = results(run_with(slow, {"s": "30"}))[0]
+    assert not out.ok and "timed out" in out.output
+
+
+def test_call_log_records_intent_before_result_for_every_call(tmp_path):
+    log = CallLog(tmp_path / "calls.jsonl")
+    seen = []
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        seen.append([e["phase"] for e in log.entries])
+        return "pong"
+
+    model = ScriptedModel([step(call("c1", "ping", {}), call("c2", "nope", {})), final("ok")])
+    Agent(model, [ping], observers=[log]).run("go")
+    assert seen == [["intent"]]  # the intent was on record before the tool ran
+    lines = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text("utf-8").splitlines()]
+    assert [(e["phase"], e["call_id"]) for e in lines] == [
+        ("intent", "c1"), ("result", "c1"), ("intent", "c2"), ("result", "c2")]
+    assert lines[3]["status"] == "unknown_tool"
+    assert log.unfinished() == []
+
+
+def test_call_log_reports_a_call_whose_result_is_unknown():
+    log = CallLog()
+
+    @tool
+    def hang() -> str:
+        """Never returns normally."""
+        raise KeyboardInterrupt
+
+    result = Agent(ScriptedModel([step(call("c1", "hang", {}))]), [hang],
+                   observers=[log]).run("go")
+    assert result.outcome == "cancelled"
+    assert [e["call_id"] for e in log.unfinished()] == ["c1"]
+    assert "result is unknown" in result.messages[-1]["content"]
+
+
+def test_a_call_id_is_never_executed_twice():
+    count = []
+
+    @tool
+    def bump() -> int:
+        """Count a call."""
+        count.append(1)
+        return len(count)
+
+    model = ScriptedModel([step(call("same", "bump", {})), step(call("same", "bump", {})),
+                           final("ok")])
+    result = Agent(model, [bump]).run("go")
+    assert count == [1]
+    assert results(result)[1].status == "duplicate_id"
+
+
+def test_a_switched_off_tool_is_refused_at_call_time_and_stays_in_the_catalogue():
+    @tool
+    def ping() -> str:
+        """Ping."""
+        ping.enabled = False  # switched off by the first call itself
+        return "pong"
+
+    model = ScriptedModel([step(call("c1", "ping", {})), step(call("c2", "ping", {})),
+                           final("ok")])
+    result = Agent(model, [ping]).run("go")
+    assert [r.status for r in results(result)] == ["ok", "disabled"]
+    assert [t["function"]["name"] for t in model.requests[2]["tools"]] == ["ping"]
+
+
+def test_permissions_cannot_be_changed_after_they_are_made():
+    perms = Permissions({"run_shell": "deny"})
+    for name, value in (("default", "allow"), ("rules", {"run_shell": "allow"}),
+                        ("approve", lambda *a: True)):
+        with pytest.raises(AttributeError, match="fixed"):
+            setattr(perms, name, value)
+    assert perms.decide("run_shell") == "deny" and perms.decide("other") == "deny"
