@@ -11,7 +11,9 @@ A sub-agent gets its own turn budget but shares the parent's deadline and cancel
 stopping the parent stops the child too. A model request that hangs is waited for in
 a thread, so cancel still ends the run within a fraction of a second. Tools that run
 for a while (``run_shell``, command templates) read the current `RunControl` and use
-`run_process`, which kills the whole process group on timeout or cancel.
+`run_process`, which kills the whole process group on timeout or cancel. Cancel is
+cooperative for tools: a tool that blocks without looking at `current()` runs to its
+end, and the run stops right after it, before the next call.
 
 From seed 004, controlled execution of commands:
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -153,7 +156,7 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     left = control.seconds_left() if control else None
     limit = timeout if left is None else min(timeout, left)
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True, env=child_env())
     keep = max(max_output // 2 - 100, 100)  # per stream, so both fit in max_output
     out, err = _Drain(proc.stdout, keep), _Drain(proc.stderr, keep)
     deadline = time.monotonic() + limit
@@ -177,6 +180,18 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     parts = [head] + [f"{name}:\n{text}" for name, text in
                       (("stdout", out.text()), ("stderr", err.text())) if text]
     return ToolResult(status == 0 and not stop, cap("\n".join(parts), max_output))
+
+
+SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a tool's process, without secrets (``OPENAI_API_KEY`` & co.).
+
+    Whatever a command prints goes to the model, the transcript and the call log: a
+    key in its environment is one ``echo $OPENAI_API_KEY`` away from all three.
+    """
+    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

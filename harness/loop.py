@@ -143,6 +143,8 @@ class _Run:
                 outcome, final, error = self._loop()
         except KeyboardInterrupt:  # Kernel -> Interrupt: keep everything, say what happened
             outcome, error = "cancelled", "interrupted (KeyboardInterrupt)"
+            if self.depth > 0:
+                raise  # a sub-agent: the interrupt is meant for the whole run
         finally:
             self.emit("run_end", outcome=outcome, final=final, error=error,
                       usage=dict(self.usage), turns=self.control.turns,
@@ -220,8 +222,8 @@ class _Run:
             try:
                 result, ran = self._call_tool(call)
             except KeyboardInterrupt:  # the running call started: its result is unknown
-                self._answer_missing([call], start, "Interrupted while running (KeyboardInterrupt): "
-                                     "its result is unknown.")
+                self._answer_missing([call], start, "Interrupted while running "
+                                     "(KeyboardInterrupt): its result is unknown.")
                 self._answer_missing(calls, start, "Not run: interrupted (KeyboardInterrupt).")
                 raise
             names.append(name)

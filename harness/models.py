@@ -41,10 +41,9 @@ class ModelReply:
 
     def message(self) -> Message:
         """The assistant message exactly as it goes into the transcript."""
-        msg: Message = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            msg["tool_calls"] = self.tool_calls
-        return msg
+        if not self.tool_calls:  # the API refuses a null content without tool calls
+            return {"role": "assistant", "content": self.content or ""}
+        return {"role": "assistant", "content": self.content, "tool_calls": self.tool_calls}
 
 
 class ChatModel(Protocol):
@@ -77,10 +76,12 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
         args = fn.get("arguments", "")
         if not isinstance(args, str):  # a hand-written script may pass a dict
             args = json.dumps(args, ensure_ascii=False)
-        calls.append({
-            "id": call.get("id") or f"{id_prefix}_{i}",
+        call_id, name = call.get("id") or f"{id_prefix}_{i}", fn.get("name") or ""
+        calls.append({  # odd ids and names become strings: the loop refuses them cleanly
+            "id": call_id if isinstance(call_id, str) else json.dumps(call_id),
             "type": "function",
-            "function": {"name": fn.get("name", ""), "arguments": args},
+            "function": {"name": name if isinstance(name, str) else json.dumps(name),
+                         "arguments": args},
         })
     if usage:
         prompt = int(usage.get("prompt_tokens") or 0)

@@ -59,10 +59,10 @@ def format_event(event: Event) -> str | None:
         how = "" if d["ok"] else " " + FAILED.get(d.get("status"), "failed")
         line = f"{'✓' if d['ok'] else '✗'} {d['tool_name']}{how}: {_short(d['output'])}"
     elif kind == "reminder":
-        line = f"⟲ reminder: plan not updated for {_count(d['rounds'], 'tool round')}"
+        line = f"↻ reminder: plan not updated for {_count(d['rounds'], 'tool round')}"
     elif kind == "stop_gate":
         n = _count(len(d["open_items"]), "open item")
-        line = f"✋ stop gate: answered with {n}, pushed back"
+        line = f"↩ stop gate: answered with {n}, pushed back"
     elif kind == "subagent_start":
         line = f"↳ delegate to {d['child_id']}: {_short(d['task'])}"
     elif kind == "subagent_end":

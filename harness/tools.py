@@ -98,13 +98,20 @@ class Tool:
         """Run the function on validated arguments; an exception becomes ``ok=False``."""
         try:
             value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
-        except Exception as exc:  # the model reads the reason and decides what to do
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            text = f"Error: {type(exc).__name__}" + (f": {reason}" if reason else "")
-            return ToolResult(False, cap(text, self.max_output))
-        if isinstance(value, ToolResult):
-            return ToolResult(value.ok, cap(value.output, self.max_output))
-        return ToolResult(True, cap(to_text(value), self.max_output))
+            if isinstance(value, ToolResult):
+                return ToolResult(bool(value.ok), cap(to_text(value.output), self.max_output))
+            return ToolResult(True, cap(to_text(value), self.max_output))
+        except (Exception, SystemExit) as exc:  # the model reads the reason and goes on
+            return ToolResult(False, cap(_error_line(exc), self.max_output))
+
+
+def _error_line(exc: BaseException) -> str:
+    """``Error: Type: first line of the message`` (even when the message itself fails)."""
+    try:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    except Exception:
+        reason = ""
+    return f"Error: {type(exc).__name__}" + (f": {reason}" if reason else "")
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
@@ -149,6 +156,8 @@ def parse_json_object(raw: str | None) -> dict:
     except json.JSONDecodeError as exc:
         raise ToolArgumentError(
             f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except RecursionError:
+        raise ToolArgumentError("arguments are nested too deeply") from None
     if raw.strip()[end:].strip():
         raise ToolArgumentError("arguments must be one JSON object; found more data after it")
     if not isinstance(value, dict):

@@ -67,6 +67,17 @@ class EditError(ValueError):
     """The text to replace is missing or not unique."""
 
 
+MAX_PATH_CHARS, MAX_NAME_BYTES = 1024, 255
+
+
+def _check_length(path: str) -> None:
+    """Refuse paths the OS would choke on, before its error can show the absolute root."""
+    parts = Path(path).parts
+    if len(path) > MAX_PATH_CHARS or any(len(p.encode()) > MAX_NAME_BYTES for p in parts):
+        raise PathError(f"path is too long (at most {MAX_PATH_CHARS} characters, "
+                        f"{MAX_NAME_BYTES} bytes a name): '{path[:60]}...'")
+
+
 class Workspace:
     """A root folder and the tools that work inside it; ``.tools`` goes to an `Agent`.
 
@@ -115,6 +126,7 @@ class Workspace:
             raise PathError(f"invalid path {path!r}; give a path relative to the workspace root")
         if given.is_absolute() or given.drive:
             raise PathError(f"'{path}' is absolute; give a path relative to the workspace root")
+        _check_length(path)
         if not Path(os.path.normpath(self.root / given)).is_relative_to(self.root):
             raise PathError(f"'{path}' leads outside the workspace")
         try:
@@ -138,6 +150,7 @@ class Workspace:
 
     def _files(self, pattern: str) -> list[str]:
         """Regular files matching ``pattern``, each one checked by `resolve`."""
+        _check_length(pattern)
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise PathError(f"pattern '{pattern}' must stay inside the workspace (no '..', "
                             "no leading '/')")

@@ -215,7 +215,8 @@ def test_server_usage_is_reported_not_estimated_and_summed_into_the_result(
     fake_openai.add(
         reply(tool_calls=[ADD_CALL],
               usage={"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}),
-        reply(content="5", usage={"prompt_tokens": 130, "completion_tokens": 3, "total_tokens": 133}),
+        reply(content="5",
+              usage={"prompt_tokens": 130, "completion_tokens": 3, "total_tokens": 133}),
     )
 
     result = Agent(model_for(fake_openai), [add]).run("What is 2 + 3?")

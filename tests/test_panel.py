@@ -100,9 +100,9 @@ def test_log_shows_delegation_reminder_stop_gate_and_tool_results(finished):
         "    ✓ add_numbers: 6.0",
         "  ↳ main.sub1 completed: 1 tool call, 120 tokens",
         "  ✓ delegate_task: The sum is 6.",
-        "  ⟲ reminder: plan not updated for 2 tool rounds",
+        "  ↻ reminder: plan not updated for 2 tool rounds",
         "  ✓ todo_write: Plan updated (1/2 done)",
-        "  ✋ stop gate: answered with 1 open item, pushed back",
+        "  ↩ stop gate: answered with 1 open item, pushed back",
         "  ✓ todo_write: Plan updated (2/2 done)",
         "  ■ completed after 7 turns",
     ]

@@ -65,7 +65,8 @@ def test_write_file_creates_parent_folders_inside_the_root(ws: Workspace) -> Non
 
 
 def test_edit_file_replaces_the_unique_match(ws: Workspace) -> None:
-    assert ws.edit_file("docs/guide.md", "world", "team") == "Replaced 1 occurrence in docs/guide.md"
+    replaced = ws.edit_file("docs/guide.md", "world", "team")
+    assert replaced == "Replaced 1 occurrence in docs/guide.md"
     assert ws.read_file("docs/guide.md") == "# Guide\n\nHello, team.\n"
 
 
@@ -120,14 +121,14 @@ def test_read_file_refuses_paths_that_are_not_files_in_the_root(
 
 def test_symlinked_file_out_of_the_root_is_refused(ws: Workspace, outside: Path) -> None:
     (ws.root / "link.txt").symlink_to(outside / "secret.txt")
-    with pytest.raises(PathError, match="'link.txt' is a symlink that leads outside"):
+    with pytest.raises(PathError, match=r"'link\.txt' is a symlink that leads outside"):
         ws.read_file("link.txt")
 
 
 def test_write_through_a_symlinked_dir_out_of_the_root_writes_nothing(
         ws: Workspace, outside: Path) -> None:
     (ws.root / "out").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(PathError, match="'out/new.txt' is a symlink that leads outside"):
+    with pytest.raises(PathError, match=r"'out/new\.txt' is a symlink that leads outside"):
         ws.write_file("out/new.txt", "escaped")
     with pytest.raises(PathError):
         ws.write_file("../outside/new.txt", "escaped")
@@ -160,7 +161,7 @@ def test_fifo_is_refused_without_blocking(ws: Workspace) -> None:
 
 def test_oversize_file_is_refused_with_its_size(ws: Workspace) -> None:
     (ws.root / "big.txt").write_text("x" * 1500, encoding="utf-8")
-    with pytest.raises(TooLargeError, match="'big.txt' is 1,500 bytes; the limit is 1,000"):
+    with pytest.raises(TooLargeError, match=r"'big\.txt' is 1,500 bytes; the limit is 1,000"):
         ws.read_file("big.txt")
 
 
@@ -194,7 +195,8 @@ def test_search_docs_cites_the_returns_policy_for_opened_headphones(tmp_path: Pa
 
 def test_search_docs_says_clearly_when_nothing_matches(tmp_path: Path) -> None:
     ws = Workspace.sample(tmp_path / "shop")
-    assert ws.search_docs("xylophone zeppelin").startswith("No passages matched 'xylophone zeppelin'")
+    found = ws.search_docs("xylophone zeppelin")
+    assert found.startswith("No passages matched 'xylophone zeppelin'")
 
 
 def test_search_docs_orders_equal_scores_by_path_then_line(ws: Workspace) -> None:

@@ -1,8 +1,7 @@
 """What a learner sees in JupyterLab: the plan panel after Run -> Run All Cells.
 
 Each `PanelNotebook` names a notebook and what its (last) plan panel must show at the
-end. To check a lesson as well, add a case to ``CASES``, e.g.
-``PanelNotebook(ROOT / "lessons/07_whole_harness.ipynb", items=("...", "..."))``.
+end. To check another notebook, add a case to ``CASES``.
 """
 
 from __future__ import annotations
@@ -26,12 +25,19 @@ class PanelNotebook:
     notebook: Path
     items: tuple[str, ...] = ()  # plan items the finished panel must list, all [x]
     outcome: str = "completed"
+    shows: tuple[str, ...] = ()  # more text the finished panel must show
 
 
 CASES = [
     PanelNotebook(NOTEBOOKS / "panel_demo.ipynb",
                   items=("Add up the March sales", "Ask a helper for the average",
                          "Report the total and the average")),
+    PanelNotebook(ROOT / "lessons/07_whole_harness.ipynb",
+                  items=("Find the return rule for opened in-ear headphones",
+                         "Find how long a refund takes (sub-agent)",
+                         "Save a draft reply in notes/reply.md"),
+                  shows=("↩ stop gate: answered with 1 open item, pushed back",
+                         "✓ approved: write_file", "└─ main.sub1")),
 ]
 
 
@@ -58,8 +64,11 @@ def click_menu(page, menu: str, item: str) -> None:
 
 
 def panel_shows(page, text: str, timeout: int = WAIT_MS) -> None:
+    """Wait until some panel's text includes ``text``. textContent, not innerText: JupyterLab
+    skips rendering the cells out of view (content-visibility), and a skipped cell has no
+    innerText, so a panel high up in a long lesson would never seem to finish."""
     wait_until(page, """t => [...document.querySelectorAll('.harness-plan-panel')]
-                         .some(e => e.innerText.includes(t))""",
+                         .some(e => e.textContent.includes(t))""",
                f"a plan panel showing {text!r}", arg=text, timeout=timeout)
 
 
@@ -120,6 +129,7 @@ def test_run_all_cells_shows_the_finished_plan_panel(lab, browser, case, tmp_pat
         assert [item for item in case.items if f"[x] {item}" not in plan] == [], plan
         assert f"{len(plan)}/{len(plan)} done" in text
         assert f"Outcome: {case.outcome} after" in text
+        assert [shown for shown in case.shows if shown not in text] == [], text
     finally:
         page.close()
         lab.delete_sessions()

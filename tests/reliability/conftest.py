@@ -14,6 +14,7 @@ from harness import loop
 
 from .transcript import assert_valid_transcript
 
+
 @pytest.fixture(autouse=True)
 def every_transcript_is_valid(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     execute = loop._Run.execute

@@ -61,7 +61,8 @@ class Updates:
         if kind == 9:
             return self.dump({"todos": self.items(), self.choose(self.words) or "x": 1})
         if kind == 10:
-            return self.dump(self.choose([{}, {"todos": None}, *({"todos": w} for w in WRONG_DOCS)]))
+            wrong = [{}, {"todos": None}, *({"todos": w} for w in WRONG_DOCS)]
+            return self.dump(self.choose(wrong))
         if kind == 11:
             return self.dump(self.choose(WRONG_DOCS))
         if kind == 12:  # cut short: never valid unless the cut lands after the end

@@ -145,9 +145,9 @@ def test_bad_tool_call_is_answered_with_an_error_and_the_run_recovers(
     result = run(fake_openai, reply(tool_calls=[bad_call]),
                  reply(tool_calls=[call("c2", "add", {"a": 2, "b": 3})]), *FINISH)
     assert_recovered(result)
-    assert result.messages[5] == {"role": "tool", "tool_call_id": "c1",
-                                  "content": result.messages[5]["content"]}
-    assert result.messages[5]["content"].startswith(says)
+    refusal = result.messages[5]
+    assert (refusal["role"], refusal["tool_call_id"]) == ("tool", "c1")
+    assert refusal["content"].startswith(says)
     assert result.messages[7]["content"] == "5"
 
 

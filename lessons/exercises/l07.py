@@ -1,0 +1,239 @@
+"""Checks for lesson 07, the whole harness: each one runs the real harness on a scripted model.
+
+`run_with_panel` is the run of exercise 1; the learner can call it too, to look at the
+panel's text while fixing the script. Exercises 2 and 3 are judged against runs whose
+shape is known: who made which tool calls, how many reminders and push backs happened.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from course import check
+
+from harness import Agent, Permissions, RunResult, ScriptedModel, Workspace
+from harness.events import Event
+from harness.panel import PanelState
+
+WARRANTY_TASK = ("Ada Example (order ORD-1001) asks how long her warranty lasts and how to "
+                 "claim it. Plan three steps, keep the plan current, save a note in "
+                 "notes/ORD-1001.md, and answer with sources.")
+ITEM = re.compile(r"^  (\[.\]) (.+)$")  # a plan line of panel.text()
+SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "reminders",
+                "pushbacks", "delegations")
+
+
+def _call(name: str, **args: Any) -> dict:
+    return {"tool_calls": [{"function": {"name": name, "arguments": args}}]}
+
+
+def _answer(text: str) -> dict:
+    return {"content": text}
+
+
+def run_with_panel(steps: list, task: str = WARRANTY_TASK) -> tuple[RunResult, PanelState]:
+    """Run ``steps`` with planning on a fresh sample workspace, watched by a text panel.
+
+    ``PanelState`` is the plan panel without the widget: ``panel.text()`` is the same text.
+    """
+    panel = PanelState()
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, planning=True,
+                      max_turns=20, observers=[panel])
+        result = agent.run(task, plan_first=True)
+    return result, panel
+
+
+@check
+def check_fixed_script(fixed_script: Callable[[], list]) -> str:
+    """Your script, run with the panel: 3 items all [x], every update accepted, completed."""
+    steps = fixed_script()
+    if not isinstance(steps, list) or not steps:
+        raise AssertionError(f"fixed_script() must return a non-empty list of steps, "
+                             f"not {steps!r}")
+    result, panel = run_with_panel(steps)
+    text = panel.text()
+    calls = [e for e in result.events if e.type == "tool_call" and e.depth == 0]
+    if not calls or calls[0].tool_name != "todo_write":
+        raise AssertionError("the first step should be a todo_write call: plan_first=True "
+                             "forces it, and a real model would have to obey")
+    refused = [e for e in result.events if e.type == "tool_result"
+               and e.tool_name == "todo_write" and not e.ok]
+    if refused:
+        raise AssertionError(f"a plan update was refused ({refused[0].output}); the panel "
+                             "log shows it as '✗ todo_write failed'")
+    if result.outcome != "completed":
+        why = {"open_items": " The model answered twice while the plan had open items: mark "
+                             "every item completed with todo_write before the final answer.",
+               "model_error": f" {result.error}"}.get(result.outcome, "")
+        raise AssertionError(f"the run ended {result.outcome!r}.{why}")
+    items = [m.groups() for m in map(ITEM.match, text.splitlines()) if m]
+    if len(items) != 3:
+        raise AssertionError(f"the panel shows {len(items)} plan items; plan three")
+    if any(mark != "[x]" for mark, _ in items) or "Progress: 3/3 done" not in text:
+        raise AssertionError(f"not every item is [x] on the panel:\n{text}")
+    worked = [e for e in result.events if e.type == "tool_result" and e.ok
+              and e.tool_name != "todo_write"]
+    if not worked:
+        raise AssertionError("the plan is done but no tool did any work: look up the order, "
+                             "find the policy and save the note with the workspace tools")
+    return "the panel shows 3/3 done, every item [x], and every plan update was accepted."
+
+
+def _delegating_runs() -> list[tuple[list, dict]]:
+    """Two runs with sub-agents: (script, Agent settings). Main and sub steps interleave."""
+    search = _call("search_docs", query="warranty claim", max_results=1)
+    read = _call("read_file", path="docs/policies/warranty.md")
+    one = [search, _call("delegate_task", task="Quote how to claim the warranty."),
+           search, read, _answer("Email warranty@larkspur-audio.example."),   # main.sub1
+           _call("read_file", path="data/records/ORD-1001.json"), _answer("Done.")]
+
+    def plan(*statuses: str) -> dict:
+        steps = ("Ask about returns", "Ask about shipping")
+        return _call("todo_write", todos=[{"content": c, "status": s}
+                                          for c, s in zip(steps, statuses, strict=True)])
+
+    two = [plan("in_progress", "pending"),
+           _call("delegate_task", task="Quote the refund rule in docs/policies/returns.md."),
+           read, _answer("Refunds take 5 business days."),                    # main.sub1
+           plan("completed", "in_progress"),
+           _call("delegate_task", task="Quote the shipping times in docs/policies/."),
+           search, _call("list_files", pattern="docs/*"), read, _answer("3-5 days."),  # sub2
+           plan("completed", "completed"), _answer("Both answered.")]
+    settings = {"subagents": True, "subagent_tools": ("read_file", "search_docs",
+                                                      "list_files")}
+    return [(one, settings), (two, {**settings, "planning": True})]
+
+
+def _run_watched(counter: Any, steps: list, settings: dict) -> RunResult:
+    """Run with your observer attached. The harness only warns about an observer that
+    raises; here the first error is raised again, so the check can report it."""
+    errors: list[Exception] = []
+
+    def watch(event: Event) -> None:
+        try:
+            counter.on_event(event)
+        except Exception as exc:
+            errors.append(exc)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, observers=[watch],
+                      **settings)
+        result = agent.run("Answer the customer's questions.")
+    if errors:
+        raise errors[0]
+    return result
+
+
+@check
+def check_tool_call_counter(counter_class: Callable[[], Any]) -> str:
+    """Attach a fresh counter to two runs with sub-agents; compare with their tool_call events."""
+    for steps, settings in _delegating_runs():
+        counter = counter_class()
+        result = _run_watched(counter, steps, settings)
+        expected: dict[str, int] = {}
+        for e in result.events:
+            if e.type == "tool_call":
+                expected[e.agent_id] = expected.get(e.agent_id, 0) + 1
+        counts = getattr(counter, "counts", None)
+        if not isinstance(counts, dict):
+            raise AssertionError(f"counter.counts should be a dict, not {counts!r}")
+        if counts == expected:
+            continue
+        keys = sorted(map(str, counts))
+        if any(isinstance(k, int) for k in counts):
+            raise AssertionError(f"your keys are {keys}: key the counts by event.agent_id "
+                                 "('main', 'main.sub1'), not by depth")
+        missing = sorted(set(expected) - set(counts))
+        if missing:
+            raise AssertionError(f"no count for {missing}: the sub-agents' events reach your "
+                                 "observer too, each with its own agent_id")
+        if all(counts.get(k) == 2 * n for k, n in expected.items()):
+            raise AssertionError("every count is doubled: count one event per call "
+                                 "(tool_call), not tool_call and tool_result")
+        raise AssertionError(f"expected {expected}, your counter has {counts}")
+    return "your observer counted every tool call, per agent, in two runs with sub-agents."
+
+
+def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
+    """(label, script, Agent settings, expected summary, task) for runs of known shape."""
+    def todos(*statuses: str) -> dict:
+        return _call("todo_write", todos=[{"content": c, "status": s} for c, s
+                                          in zip(("Find the rule", "Save a note"), statuses,
+                                                 strict=True)])
+
+    whole = [todos("in_progress", "pending"),
+             _call("search_docs", query="return opened in-ear headphones", max_results=2),
+             _call("delegate_task", task="How long does a refund take? Quote returns.md."),
+             _call("search_docs", query="refund business days", max_results=1),  # main.sub1
+             _answer("5 business days (docs/policies/returns.md:23)."),          # main.sub1
+             todos("completed", "in_progress"),
+             _answer("Only if defective; refunds take 5 business days."),  # pushed back
+             _call("write_file", path="notes/reply.md", content="Only if defective."),
+             todos("completed", "completed"),
+             _answer("Only if defective; refunds take 5 business days.")]
+    failing = [_call("run_shell", command="grep -rn refund docs"),     # denied
+               _call("grep", pattern="refund"),                         # unknown tool
+               _call("search_docs", query="refund", limit=2),           # bad arguments
+               _call("delegate_task", task="Write the refund rule to notes/refund.md."),
+               _call("write_file", path="notes/refund.md", content="x"),  # main.sub1: no such tool
+               _answer("I could not write it."),                          # main.sub1
+               _call("search_docs", query="refund"),
+               _answer("Refunds take 5 business days.")]
+    ignores = [todos("in_progress", "pending"), _answer("Yes."), _answer("Yes, really.")]
+    loops = [_call("list_files", pattern="docs/*")] * 3
+    perms = Permissions({"read_file": "allow", "search_docs": "allow", "list_files": "allow",
+                         "write_file": "allow", "run_shell": "deny"})
+    sub = {"subagents": True, "subagent_tools": ("read_file", "search_docs")}
+
+    def shape(*values: object) -> dict:
+        return dict(zip(SUMMARY_KEYS, values, strict=True))
+
+    return [
+        ("the lesson's whole run", whole, {**sub, "planning": True, "reminder_after": 2},
+         shape("completed", 8, 7, 0, 1, 1, 1), "Can I return opened in-ear headphones?"),
+        ("a run with refused calls", failing, {**sub, "permissions": perms},
+         shape("completed", 6, 2, 4, 0, 0, 1), "Save the refund rule."),
+        ("a model that ignores the push back", ignores, {"planning": True},
+         shape("open_items", 3, 1, 0, 0, 1, 0), "Can I return them?"),
+        ("a run out of turns", loops, {"max_turns": 3},
+         shape("turn_limit", 3, 3, 0, 0, 0, 0), "List the docs forever."),
+    ]
+
+
+HINTS = {
+    "turns": "turns is result.turns: the main agent's model requests",
+    "tool_calls_ok": "count tool_result events with ok=True, the sub-agents' (depth 1) too",
+    "tool_calls_failed": ("count tool_result events with ok=False: denied, unknown and "
+                          "invalid calls fail too, and so do the sub-agents'"),
+    "reminders": "count the reminder events",
+    "pushbacks": ("a push back is a stop_gate event; a stop event fires on every answer, "
+                  "pushed back or not"),
+    "delegations": "count result.delegations",
+}
+
+
+@check
+def check_summarize(summarize: Callable[[RunResult], dict]) -> str:
+    """Summaries of four runs whose shape is known, key by key."""
+    for label, steps, settings, expected, task in _summary_runs():
+        with tempfile.TemporaryDirectory() as tmp:
+            agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, **settings)
+            result = agent.run(task, plan_first=settings.get("planning", False))
+        got = summarize(result)
+        if not isinstance(got, dict):
+            raise AssertionError(f"summarize should return a dict, not {type(got).__name__}")
+        missing = [k for k in expected if k not in got]
+        if missing:
+            raise AssertionError(f"your dict has no key {missing[0]!r}; the keys are "
+                                 f"{', '.join(expected)}")
+        for key, value in expected.items():
+            if got[key] != value:
+                hint = HINTS.get(key, "it is result.outcome")
+                raise AssertionError(f"{label}: {key} should be {json.dumps(value)}, yours is "
+                                     f"{json.dumps(got[key], default=str)} ({hint})")
+    return "your summaries match four runs: completed, refused calls, open_items, turn_limit."

@@ -1,0 +1,88 @@
+"""Reference solutions for lesson 07, the whole harness."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness import RunResult
+from harness.events import Event
+
+WARRANTY_STEPS = ["Look up order ORD-1001", "Find the warranty rules",
+                  "Save a note in notes/ORD-1001.md"]
+
+
+def call(name: str, **args: Any) -> dict:
+    return {"tool_calls": [{"function": {"name": name, "arguments": args}}]}
+
+
+def warranty_plan(*statuses: str) -> dict:
+    return call("todo_write", todos=[{"content": c, "status": s}
+                                     for c, s in zip(WARRANTY_STEPS, statuses, strict=True)])
+
+
+def outputs(messages: list[dict], name: str) -> list[str]:
+    """What the tool ``name`` returned so far, in order."""
+    ids = {c["id"] for m in messages if m["role"] == "assistant"
+           for c in m.get("tool_calls") or () if c["function"]["name"] == name}
+    return [m["content"] for m in messages if m["role"] == "tool" and m["tool_call_id"] in ids]
+
+
+def quote(search_output: str, word: str) -> str:
+    """The first sentence with ``word`` in a search_docs result, quoted, with its path:line."""
+    for passage in search_output.split("\n\n"):
+        source, *lines = passage.splitlines()
+        text = " ".join(line for line in lines if not line.startswith("#"))
+        for sentence in re.split(r"(?<=\.) ", text):
+            if word in sentence:
+                return f'"{sentence}" ({source})'
+    raise LookupError(f"no passage mentions {word!r}")
+
+
+def save_note(messages: list[dict]) -> dict:
+    return call("write_file", path="notes/ORD-1001.md",
+                content=outputs(messages, "search_docs")[-1])
+
+
+def reply(messages: list[dict]) -> dict:
+    found = outputs(messages, "search_docs")[-1]
+    return {"content": f"Warranty: {quote(found, '1-year')} {quote(found, 'Email')}"}
+
+
+def fixed_script() -> list:
+    """One item in progress at a time, and every item [x] before the answer."""
+    return [
+        warranty_plan("in_progress", "pending", "pending"),
+        call("read_file", path="data/records/ORD-1001.json"),
+        warranty_plan("completed", "in_progress", "pending"),
+        call("search_docs", query="warranty year claim", max_results=2),
+        warranty_plan("completed", "completed", "in_progress"),
+        save_note,
+        warranty_plan("completed", "completed", "completed"),
+        reply,
+    ]
+
+
+class ToolCallCounter:
+    """An observer: tool calls per agent_id, the sub-agents' under their own ids."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def on_event(self, event: Event) -> None:
+        if event.type == "tool_call":
+            self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+
+def summarize(result: RunResult) -> dict:
+    """The shape of a run, from its result and its events (sub-agents' events included)."""
+    results = [e for e in result.events if e.type == "tool_result"]
+    return {
+        "outcome": result.outcome,
+        "turns": result.turns,
+        "tool_calls_ok": sum(e.ok for e in results),
+        "tool_calls_failed": sum(not e.ok for e in results),
+        "reminders": sum(e.type == "reminder" for e in result.events),
+        "pushbacks": sum(e.type == "stop_gate" for e in result.events),
+        "delegations": len(result.delegations),
+    }

@@ -1,0 +1,112 @@
+"""Lesson 07 exercise checks: each accepts the reference solution and rejects a wrong one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
+
+from exercises.l07 import (
+    check_fixed_script,
+    check_summarize,
+    check_tool_call_counter,
+    run_with_panel,
+)
+from solutions import l07 as solution
+from solutions.l07 import call, reply, save_note, warranty_plan
+
+
+def test_fixed_script_check_accepts_the_reference():
+    assert check_fixed_script(solution.fixed_script) is True
+
+
+def test_reference_script_finishes_with_every_item_done_on_the_panel():
+    result, panel = run_with_panel(solution.fixed_script())
+    assert result.outcome == "completed"
+    assert "Progress: 3/3 done [##########]" in panel.text()
+
+
+def test_fixed_script_check_rejects_the_lessons_broken_script():
+    def broken() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"),
+                call("read_file", path="data/records/ORD-1001.json"),
+                warranty_plan("completed", "in_progress", "in_progress"),
+                call("search_docs", query="warranty year claim", max_results=2),
+                save_note, reply, reply]
+
+    assert check_fixed_script(broken) is False
+
+
+def test_fixed_script_check_rejects_a_refused_update_even_when_the_run_completes():
+    def one_refusal() -> list:
+        steps = solution.fixed_script()
+        return [*steps[:2], warranty_plan("completed", "in_progress", "in_progress"), *steps[2:]]
+
+    assert run_with_panel(one_refusal())[0].outcome == "completed"
+    assert check_fixed_script(one_refusal) is False
+
+
+def test_fixed_script_check_rejects_a_plan_ticked_off_without_any_work():
+    def no_work() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"),
+                warranty_plan("completed", "completed", "completed"),
+                {"content": "All done."}]
+
+    assert check_fixed_script(no_work) is False
+
+
+def test_tool_call_counter_check_accepts_the_reference():
+    assert check_tool_call_counter(solution.ToolCallCounter) is True
+
+
+def test_tool_call_counter_check_rejects_a_counter_that_sees_only_the_main_agent():
+    class MainOnly(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.depth == 0:
+                super().on_event(event)
+
+    assert check_tool_call_counter(MainOnly) is False
+
+
+def test_tool_call_counter_check_rejects_counts_keyed_by_depth():
+    class ByDepth(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type == "tool_call":
+                self.counts[event.depth] = self.counts.get(event.depth, 0) + 1
+
+    assert check_tool_call_counter(ByDepth) is False
+
+
+def test_summarize_check_accepts_the_reference():
+    assert check_summarize(solution.summarize) is True
+
+
+def test_summarize_check_rejects_counting_stop_events_as_pushbacks():
+    def stops_as_pushbacks(result) -> dict:
+        summary = solution.summarize(result)
+        summary["pushbacks"] = sum(e.type == "stop" for e in result.events)
+        return summary
+
+    assert check_summarize(stops_as_pushbacks) is False
+
+
+def test_summarize_check_rejects_leaving_out_the_sub_agents_calls():
+    def main_only(result) -> dict:
+        summary = solution.summarize(result)
+        results = [e for e in result.events if e.type == "tool_result" and e.depth == 0]
+        summary["tool_calls_ok"] = sum(e.ok for e in results)
+        summary["tool_calls_failed"] = sum(not e.ok for e in results)
+        return summary
+
+    assert check_summarize(main_only) is False
+
+
+def test_summarize_check_rejects_counting_only_errors_as_failed():
+    def errors_only(result) -> dict:
+        summary = solution.summarize(result)
+        summary["tool_calls_failed"] = sum(e.type == "tool_result" and e.status == "error"
+                                           for e in result.events)
+        return summary
+
+    assert check_summarize(errors_only) is False
