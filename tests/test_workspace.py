@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import pid_alive
 
 from harness import Agent, ScriptedModel, Workspace
 from harness.control import RunControl
@@ -35,22 +36,6 @@ def call(ws: Workspace, name: str, **arguments):
     """Run one tool the way the loop does: validate the JSON arguments, then execute."""
     t = next(t for t in ws.tools if t.name == name)
     return t.execute(t.parse(json.dumps(arguments)))
-
-
-def pid_alive(pid: int) -> bool:
-    """Running, not just a zombie: a killed process stays one until its new parent (init)
-    collects it, which some container inits do only every few seconds."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    if not Path("/proc/self/stat").exists():  # no /proc (macOS): os.kill is all we have
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 # -- read, write, edit, list --------------------------------------------------------

@@ -18,7 +18,7 @@ from harness import Agent, Event, OpenAIModel, ScriptedModel, Workspace, tool
 from harness.control import current
 from tests.fake_openai import FakeOpenAI, reply, slow
 
-from .procs import all_dead
+from helpers import all_dead
 
 pytest_plugins = ("tests.fake_openai",)  # the `fake_openai` fixture
 

@@ -17,7 +17,7 @@ from harness import Workspace
 from harness.control import CommandTool, RunControl
 from harness.tools import ToolArgumentError
 
-from .procs import all_dead, pid_alive
+from helpers import all_dead, pid_alive
 
 SPAWN = """\
 import subprocess, sys, time
