@@ -39,7 +39,8 @@ class Reminder:
         if after < 1:
             raise ValueError("reminder_after must be at least 1")
         if counting not in ("success", "name"):
-            raise ValueError("counting must be 'success' (seed 000) or 'name' (seed 002)")
+            raise ValueError("counting must be 'success' (rounds without a successful plan "
+                             "update) or 'name' (rounds without a todo_write call)")
         self.after = after
         self.counting = counting
         self.rounds = 0

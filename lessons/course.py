@@ -9,6 +9,7 @@ import functools
 import inspect
 import json
 import os
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -29,18 +30,36 @@ def skip_live() -> bool:
     """True (and says why) when no live model is configured; use it to guard live cells."""
     if os.environ.get("HARNESS_MODEL"):
         return False
-    print(f"Skipped: no live model is configured. To run this cell live, {LIVE_HINT}.")
+    print("Skipped: no live model is configured.")
+    print(_wrap(f"To run this cell live, {LIVE_HINT}."))
     return True
+
+
+WIDTH = 96  # JupyterLab shows about 100 characters of output before it wraps a line
+
+
+def show_text(text: str, indent: str = "") -> None:
+    """Print text wrapped at word boundaries, keeping its own line breaks."""
+    print(_wrap(str(text), indent))
+
+
+def _wrap(text: str, indent: str = "", hanging: str | None = None) -> str:
+    hanging = indent if hanging is None else hanging
+    lines = []
+    for line in text.splitlines() or [""]:
+        lines.append(textwrap.fill(line, WIDTH, initial_indent=indent, subsequent_indent=hanging,
+                                   break_on_hyphens=False, replace_whitespace=False)
+                     if line.strip() else indent.rstrip())
+    return "\n".join(lines)
 
 
 def show_source(obj: Any) -> None:
     """Print the source of a harness function or class, so the text cannot drift from it."""
-    print(inspect.getsource(obj).rstrip())
+    print(textwrap.dedent(inspect.getsource(obj)).rstrip())
 
 
 def _short(text: Any, limit: int) -> str:
     text = "" if text is None else str(text)
-    text = text.replace("\n", "\n    ")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -53,37 +72,44 @@ def show_messages(messages: list[dict], limit: int = 300) -> None:
             head += f" (answers {msg['tool_call_id']})"
         print(head)
         if msg.get("content") is not None:
-            print("    " + _short(msg["content"], limit))
+            print(_wrap(_short(msg["content"], limit), "    "))
         for call in msg.get("tool_calls") or ():
             fn = call["function"]
-            print(f"    -> {fn['name']}({_short(fn['arguments'], limit)})  id={call['id']}")
+            line = f"-> {fn['name']}({_short(fn['arguments'], limit)})  id={call['id']}"
+            print(_wrap(line, "    ", "       "))
 
 
 def show_request(request: dict, limit: int = 300) -> None:
-    """Print one request a `ScriptedModel` received: messages, tool names, tool_choice."""
+    """Print one request a `ScriptedModel` received: tool names, tool_choice, messages."""
     names = [t["function"]["name"] for t in request["tools"]]
-    print(f"tools: {names}   tool_choice: {json.dumps(request['tool_choice'])}")
+    print(_wrap(f"tools: {', '.join(names) or '(none)'}", "", "       "))
+    print(f"tool_choice: {json.dumps(request['tool_choice'])}")
     show_messages(request["messages"], limit)
 
 
 HIDDEN_FIELDS = ("message", "usage", "todos", "seconds")  # long, or vary from run to run
 
 
+def _one_line(value: Any, limit: int) -> str:
+    return _short(str(value).replace("\n", "\\n"), limit)
+
+
 def _event_fields(event: Any) -> str:
     if event.type == "model_reply":  # the message is long: say what the model did
         msg = event.message
         calls = [c["function"]["name"] for c in msg.get("tool_calls") or ()]
-        return f"calls {', '.join(calls)}" if calls else f"says {_short(msg['content'], 50)!r}"
-    return ", ".join(f"{k}={_short(v, 60)}" for k, v in event.data.items()
+        return f"calls {', '.join(calls)}" if calls else f'says "{_one_line(msg["content"], 50)}"'
+    return ", ".join(f"{k}={_one_line(v, 60)}" for k, v in event.data.items()
                      if k not in HIDDEN_FIELDS and v is not None)
 
 
 def show_events(events: list, types: tuple[str, ...] = ()) -> None:
-    """Print events one per line (only ``types`` if given), indented by depth."""
+    """Print events one line each (only ``types`` if given), indented by depth."""
     for event in events:
         if not types or event.type in types:
-            print(f"{'    ' * event.depth}{event.type:<16} {event.agent_id:<10} "
-                  f"{_event_fields(event)}")
+            line = (f"{'    ' * event.depth}{event.type:<16} {event.agent_id:<10} "
+                    f"{_event_fields(event)}")
+            print(_short(line, WIDTH))
 
 
 def check(judge: Callable[..., str]) -> Callable[..., bool]:

@@ -32,6 +32,16 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-dev-shm-usage"]
 
+USER_SETTINGS = {
+    # No "Would you like to get notified about official Jupyter news?" toast over the page.
+    "apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
+    # Every cell in the page, rendered, whether in view or not (JupyterLab 4 otherwise
+    # skips the cells out of view), and no blank screen after the last cell: a test sees
+    # every output, and a screenshot of the whole notebook is exactly the notebook.
+    "notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none",
+                                                        "scrollPastEnd": False},
+}
+
 
 @dataclass
 class Lab:
@@ -72,6 +82,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _write_user_settings(folder: Path) -> None:
+    """JupyterLab settings a test relies on, as a learner could set them in Settings."""
+    for name, settings in USER_SETTINGS.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings))
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("jupyter")
@@ -80,10 +98,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV_VARS}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[name] = str(base / name.lower())
-    # No "Would you like to get notified about official Jupyter news?" toast over the page.
-    settings = base / "jupyter_config_dir/lab/user-settings/@jupyterlab/apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    _write_user_settings(base / "jupyter_config_dir/lab/user-settings/@jupyterlab")
     port, token = _free_port(), secrets.token_hex(16)
     log = base / "server.log"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
@@ -133,3 +148,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
             yield context
         finally:
             context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for every screenshot of the run, for a human to look at afterwards."""
+    return tmp_path_factory.mktemp("screenshots")
