@@ -18,6 +18,7 @@ uses too, so the model and the learner always see the same list.
 
 from __future__ import annotations
 
+import textwrap
 from collections import deque
 from html import escape
 from typing import Any
@@ -211,15 +212,20 @@ class PanelState:
         """The whole panel as plain text: what nbval compares and a terminal can print."""
         lines = [f"{self.title}: {self.status}"]
         if self.task:
-            lines.append(f"Task: {_short(self.task, 100)}")
+            lines.append(_fit(f"Task: {_short(self.task, 200)}"))
         lines += ["  " + line for line in render(self.items).splitlines()]
         if self.items:
             bar = "#" * round(10 * self.done() / len(self.items))
             lines.append(f"Progress: {progress(self.items)} [{bar:-<10}]")
-        lines += [f"{label}: {value}" for label, value in self.facts()]
+        lines += [_fit(f"{label}: {value}") for label, value in self.facts()]
         if self.log:
             lines += ["Log:"] + ["  " + line for line in self.log]
         return "\n".join(lines + self.usage_lines())
+
+
+def _fit(line: str, width: int = 96) -> str:
+    """Wrap a long text line at word boundaries (a notebook shows about 100 characters)."""
+    return textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False)
 
 
 MUTED = "color: var(--jp-ui-font-color2, #757575)"

@@ -88,6 +88,7 @@ def show_request(request: dict, limit: int = 300) -> None:
 
 
 HIDDEN_FIELDS = ("message", "usage", "todos", "seconds")  # long, or vary from run to run
+LONG_FIELDS = ("output", "final", "task", "text", "arguments", "answer", "error")
 
 
 def _one_line(value: Any, limit: int) -> str:
@@ -99,8 +100,9 @@ def _event_fields(event: Any) -> str:
         msg = event.message
         calls = [c["function"]["name"] for c in msg.get("tool_calls") or ()]
         return f"calls {', '.join(calls)}" if calls else f'says "{_one_line(msg["content"], 50)}"'
-    return ", ".join(f"{k}={_one_line(v, 60)}" for k, v in event.data.items()
-                     if k not in HIDDEN_FIELDS and v is not None)
+    fields = [(k, v) for k, v in event.data.items() if k not in HIDDEN_FIELDS and v is not None]
+    fields.sort(key=lambda kv: kv[0] in LONG_FIELDS)  # short fields first: they always fit
+    return ", ".join(f"{k}={_one_line(v, 40 if k in LONG_FIELDS else 60)}" for k, v in fields)
 
 
 def show_events(events: list, types: tuple[str, ...] = ()) -> None:
