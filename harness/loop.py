@@ -98,6 +98,9 @@ class Agent:
 
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False) -> RunResult:
         """Run one task to an outcome. Always returns a `RunResult`, whatever happened."""
+        if plan_first and not self.planning:
+            raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
+                             "only with Agent(..., planning=True)")
         control = RunControl.start(self.max_turns, self.max_seconds, cancel)
         return _Run(self, control, plan_first=plan_first).execute(task)
 

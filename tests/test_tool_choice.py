@@ -3,6 +3,8 @@ delegation; ``"auto"`` everywhere else. Each test checks the whole list of choic
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from harness import Agent, ScriptedModel, tool
@@ -106,3 +108,8 @@ def test_forced_request_offers_todo_write_among_its_tools():
     Agent(model, [lookup], planning=True).run("Research", plan_first=True)
     names = [t["function"]["name"] for t in model.requests[0]["tools"]]
     assert FORCED["function"]["name"] in names
+
+
+def test_plan_first_without_planning_is_an_error_that_says_why():
+    with pytest.raises(ValueError, match="planning=True"):
+        Agent(ScriptedModel([{"content": "Hi."}])).run("One", plan_first=True)
