@@ -5,7 +5,7 @@
     python -m harness replay run.json          re-run a saved run offline, tools for real
     python -m harness doctor                   what is installed, which model is set
 
-The demo is the counterpart of seed 000's ``-demo``: the model's moves are scripted
+The demo is the counterpart of the AgentHub article's ``-demo``: the moves are scripted
 (plan, search the sample workspace's policies, update the plan, answer), every tool
 really runs, and the answer is built only from what the search returned, naming its
 source. If the search finds nothing, the answer says the information is missing.

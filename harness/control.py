@@ -15,7 +15,7 @@ for a while (``run_shell``, command templates) read the current `RunControl` and
 cooperative for tools: a tool that blocks without looking at `current()` runs to its
 end, and the run stops right after it, before the next call.
 
-From seed 004, controlled execution of commands:
+From the controlled-execution article (lesson 00 lists the sources), commands:
 
     CommandTool("query_record", "Look up an order record.",
                 template="python tools/query_record.py --id {record_id}",
