@@ -11,21 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.openai_model import PROVIDER_VARIABLES
+
 ROOT = Path(__file__).resolve().parent
 
-# A learner's live-model settings. Removed so tests and notebook kernels always run
-# offline on the scripted model, whatever the shell exports.
-PROVIDER_ENV_VARS = (
-    "HARNESS_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-)
-
+# A learner's live-model settings (harness.openai_model.PROVIDER_VARIABLES) are removed,
+# so tests and notebook kernels always run offline on the scripted model.
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in PROVIDER_ENV_VARS:
+    for name in PROVIDER_VARIABLES:
         os.environ.pop(name, None)
     # nbval opens the sanitize file relative to the current folder; an absolute path
     # lets pytest run from anywhere. An explicit --nbval-sanitize-with still wins.

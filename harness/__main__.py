@@ -18,13 +18,14 @@ import json
 import sys
 from collections.abc import Callable
 
+from .agent import Agent
+from .approval import ask_on_stdin
 from .doctor import doctor
-from .events import Event
-from .hooks import Permissions, ask_on_stdin
-from .loop import Agent
-from .models import OpenAIModel, ScriptedModel
-from .panel import format_event
+from .events import Event, format_event
+from .hooks import Permissions
+from .openai_model import OpenAIModel
 from .result import RunResult
+from .scripted import ScriptedModel, say, tool_call
 from .todo import TodoItem, progress, render
 from .workspace import Workspace
 
@@ -35,14 +36,9 @@ PLAN = ["Find the return rule for opened in-ear headphones in the policies",
         "Draft the answer from the passage found and check it cites its source"]
 
 
-def _call(call_id: str, name: str, **arguments: object) -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
-def _plan_step(call_id: str, *statuses: str) -> dict:
+def _plan_step(*statuses: str) -> dict:
     todos = [{"content": c, "status": s} for c, s in zip(PLAN, statuses, strict=True)]
-    return {"tool_calls": [_call(call_id, "todo_write", todos=todos)]}
+    return tool_call("todo_write", todos=todos)
 
 
 def _search_output(messages: list[dict]) -> str:
@@ -56,22 +52,22 @@ def _answer(messages: list[dict]) -> dict:
     """The final answer, built only from the passage the search returned."""
     found = _search_output(messages)
     if found.startswith("No passages matched"):
-        return {"content": "I could not find a return rule for opened headphones in our "
-                           "policies, so I cannot answer from them: the information is missing."}
+        return say("I could not find a return rule for opened headphones in our policies, "
+                   "so I cannot answer from them: the information is missing.")
     source, _, passage = found.split("\n\n")[0].partition("\n")
     path, _, line = source.rpartition(":")
     quoted = "\n".join(f"> {text}" for text in passage.strip().splitlines())
-    return {"content": f"Our return policy covers this case ({path}, line {line}):\n\n"
-                       f"{quoted}\n\nSource: {path}"}
+    return say(f"Our return policy covers this case ({path}, line {line}):\n\n"
+               f"{quoted}\n\nSource: {path}")
 
 
 def demo_script() -> list:
     """The scripted model's moves. Only the moves: every result comes from real tools."""
     return [
-        _plan_step("call_1", "in_progress", "pending"),
-        {"tool_calls": [_call("call_2", "search_docs", query=DEMO_QUERY)]},
-        _plan_step("call_3", "completed", "in_progress"),
-        _plan_step("call_4", "completed", "completed"),
+        _plan_step("in_progress", "pending"),
+        tool_call("search_docs", query=DEMO_QUERY),
+        _plan_step("completed", "in_progress"),
+        _plan_step("completed", "completed"),
         _answer,
     ]
 

@@ -6,10 +6,15 @@ Each event has a ``type``, the ``agent_id`` and ``depth`` of the agent that prod
 (0 for the top agent, 1 inside a sub-agent), and its data, readable as attributes
 (``event.tool_name``) or keys (``event["tool_name"]``). Hooks, observers such as the
 plan panel, and ``RunResult.events`` all see the same objects.
+
+`format_event` is the one human line for an event (the panel's log and the terminal use
+it); `notify` hands an event to observers.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +51,80 @@ class Event:
         return cls(d.pop("type"), d.pop("agent_id", "main"), d.pop("depth", 0), d)
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={_short(v)}" for k, v in self.data.items())
+        fields = ", ".join(f"{k}={short(repr(v), 60)}" for k, v in self.data.items())
         where = f"{self.agent_id}" + (f"@{self.depth}" if self.depth else "")
         return f"Event({self.type} [{where}] {fields})"
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored
+
+
+def notify(observers: Iterable[Any], event: Event) -> None:
+    """Hand ``event`` to each observer; a broken one is reported, and never changes the run."""
+    for observer in observers:
+        try:
+            (observer.on_event if hasattr(observer, "on_event") else observer)(event)
+        except Exception as exc:
+            warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+# -- one human line per event ------------------------------------------------------------
+
+def short(text: Any, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters, cut at a word boundary with ``…``.
+
+    Output whose first line says nothing (JSON starting with a bare ``{``) is flattened.
+    """
+    lines = [line for line in str(text).splitlines() if line.strip()] or [""]
+    first = lines[0] if any(ch.isalnum() for ch in lines[0]) else " ".join(lines)
+    line = " ".join(first.split()).rstrip(":")
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def tokens(usage: dict, key: str = "total_tokens") -> str:
+    """A token count, with ``~`` when it is an estimate."""
+    return f"{'~' if usage.get('estimated') else ''}{usage.get(key, 0):,}"
+
+
+FAILED = {"error": "failed", "blocked": "blocked", "unknown_tool": "unknown tool",
+          "invalid_arguments": "bad arguments", "duplicate_id": "duplicate call id",
+          "disabled": "switched off"}
+
+
+def format_event(event: Event) -> str | None:
+    """One human line for an interesting event, indented by depth; None for the rest."""
+    d, kind = event.data, event.type
+    if kind == "run_start" and event.depth == 0:
+        line = f"▶ task: {short(d['task'])}"
+    elif kind == "tool_result":
+        how = "" if d["ok"] else " " + FAILED.get(d.get("status"), "failed")
+        line = f"{'✓' if d['ok'] else '✗'} {d['tool_name']}{how}: {short(d['output'])}"
+    elif kind == "reminder":
+        line = f"↻ reminder: plan not updated for {plural(d['rounds'], 'tool round')}"
+    elif kind == "stop_gate":
+        n = plural(len(d["open_items"]), "open item")
+        line = f"↩ stop gate: answered with {n}, pushed back"
+    elif kind == "subagent_start":
+        line = f"↳ delegate to {d['child_id']}: {short(d['task'])}"
+    elif kind == "subagent_end":
+        line = (f"↳ {d['child_id']} {d['outcome']}: {plural(d['tool_calls'], 'tool call')}, "
+                f"{tokens(d['usage'])} tokens")
+    elif kind == "approval_request":
+        line = f"? waiting for approval: {d['tool_name']}"
+    elif kind == "approval_result":
+        line = f"{'✓ approved' if d['approved'] else '✗ denied'}: {d['tool_name']}"
+    elif kind == "run_end" and event.depth == 0:
+        error = f": {short(d['error'])}" if d.get("error") else ""
+        line = f"■ {d['outcome']} after {plural(d['turns'], 'turn')}{error}"
+    else:
+        return None
+    return "  " * event.depth + line

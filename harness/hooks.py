@@ -1,14 +1,12 @@
 """Hooks and permissions: your code runs at fixed points of the loop, and can say no.
 
-Every tool call takes one path, the same for your tools and the harness's own:
+Every tool call takes one path, the same for your tools and the harness's own
+(`calls.py`):
 
     lookup -> validate arguments -> pre_tool_use hooks -> permissions -> execute
            -> post_tool_use hooks -> {"role": "tool"} message
 
-An unknown tool or invalid arguments are refused before any hook runs;
-``post_tool_use`` fires only for a tool that really ran. A ``pre_tool_use`` callback
-that returns a string blocks the call: the tool does not run and the model reads the
-string as the tool's result.
+A hook is a function that receives one kind of event, the moment the loop emits it:
 
 | hook                 | receives the event    | fires                                  |
 |----------------------|-----------------------|----------------------------------------|
@@ -18,22 +16,34 @@ string as the tool's result.
 | `stop`               | `stop`                | when the model answers without tools   |
 | `subagent_stop`      | `subagent_end`        | when a delegated sub-agent finishes    |
 
+An unknown tool or invalid arguments are refused before the ``tool_call`` event, so
+your hooks only see calls that could run. A ``pre_tool_use`` callback that returns a
+string blocks the call: the tool does not run and the model reads the string.
+
 `Permissions` is a table ``tool name -> "allow" | "ask" | "deny"``, enforced on the
-same pre-tool path. The table is frozen when made: nothing a model says or a tool
-returns can change it.
+same path. The table is frozen when made: nothing a model says or a tool returns can
+change it. The harness's own tools (`todo_write`, `delegate_task`) are allowed unless
+the table names them.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from .events import Event
+from .tools import Tool
 
-HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
+HOOKS: dict[str, tuple[str, str | None]] = {  # name: (the event it receives, fires only if)
+    "user_prompt_submit": ("run_start", None),
+    "pre_tool_use": ("tool_call", "runnable"),   # not for a call the harness refused itself
+    "post_tool_use": ("tool_result", "ran"),     # only for a call that really ran
+    "stop": ("stop", None),
+    "subagent_stop": ("subagent_end", None),
+}
+HOOK_NAMES = tuple(HOOKS)
+ANSWERING = {"pre_tool_use": "Blocked"}  # hooks whose string answer is a "no"
 DECISIONS = ("allow", "ask", "deny")
 
 Approver = Callable[[str, dict], bool]
@@ -43,27 +53,40 @@ class Hooks:
     """Callbacks by lifecycle point: ``hooks.on("pre_tool_use", fn)``, or as a decorator."""
 
     def __init__(self) -> None:
-        self._callbacks: dict[str, list[Callable[[Event], Any]]] = {n: [] for n in HOOK_NAMES}
+        self._callbacks: dict[str, list[Callable[[Event], Any]]] = {n: [] for n in HOOKS}
+        self._by_event = {event: (name, only_if) for name, (event, only_if) in HOOKS.items()}
 
     def on(self, name: str, fn: Callable[[Event], Any] | None = None) -> Any:
         """Register ``fn(event)`` for a hook; without ``fn``, return a decorator."""
         if name not in self._callbacks:
-            raise ValueError(f"unknown hook {name!r}; choose one of: {', '.join(HOOK_NAMES)}")
+            raise ValueError(f"unknown hook {name!r}; choose one of: {', '.join(HOOKS)}")
         if fn is None:
             return lambda f: self.on(name, f)
         self._callbacks[name].append(fn)
         return fn
 
-    def fire(self, name: str, event: Event) -> str | None:
-        """Call every callback of ``name``; return the first non-empty string (a block).
+    def fire(self, event: Event) -> tuple[str | None, list[tuple[str, str]]]:
+        """Run the callbacks of the hook that listens to ``event``, in order.
 
-        An empty string is "no objection": the callbacks after it still run.
+        Returns the answer (the first non-empty string of a hook that may say no;
+        ``None`` otherwise) and ``(hook, error)`` for each callback that raised. A broken
+        callback never takes the run down; a broken ``pre_tool_use`` guard blocks its call.
         """
+        name, only_if = self._by_event.get(event.type, (None, None))
+        if name is None or not self._callbacks[name] or (only_if and not event.data[only_if]):
+            return None, []
+        errors = []
         for fn in self._callbacks[name]:
-            answer = fn(event)
-            if name == "pre_tool_use" and isinstance(answer, str) and answer:
-                return answer
-        return None
+            try:
+                answer = fn(event)
+            except Exception as exc:
+                errors.append((name, f"{type(exc).__name__}: {exc}"))
+                if name in ANSWERING:  # a guard that cannot decide says no (fails closed)
+                    return f"{ANSWERING[name]}: a {name} hook failed ({errors[-1][1]}).", errors
+                continue
+            if name in ANSWERING and isinstance(answer, str) and answer:
+                return answer, errors
+        return None, errors
 
 
 class Permissions:
@@ -71,7 +94,7 @@ class Permissions:
 
     ``"ask"`` calls ``approve(tool_name, arguments) -> bool``; with no approver it is
     denied, so an unattended run (a test, nbval, CI) can never hang on a question.
-    Use `ask_on_stdin` as the approver for an interactive terminal or notebook.
+    Use `harness.ask_on_stdin` as the approver for a terminal or a notebook.
     """
 
     def __init__(self, rules: Mapping[str, str], *, default: str = "deny",
@@ -91,57 +114,32 @@ class Permissions:
     def __repr__(self) -> str:
         return f"Permissions({dict(self.rules)!r}, default={self.default!r})"
 
-    def decide(self, tool_name: str) -> str:
-        """The table's answer for this tool: ``"allow"``, ``"ask"`` or ``"deny"``."""
-        return self.rules.get(tool_name, self.default)
+    def decide(self, tool: Tool | str) -> str:
+        """The table's answer for a tool: ``"allow"``, ``"ask"`` or ``"deny"``.
 
-    def check(self, tool_name: str, arguments: dict) -> str | None:
+        Give the `Tool` itself for the answer a run acts on: the harness's own tools
+        (made by the harness, ``harness_tool=True``) are allowed unless the table names
+        them. A tool of yours with the same name gets the table's answer like any other.
+        """
+        name = tool if isinstance(tool, str) else tool.name
+        if name in self.rules:
+            return self.rules[name]
+        return "allow" if getattr(tool, "harness_tool", False) else self.default
+
+    def check(self, tool: Tool | str, arguments: dict) -> str | None:
         """``None`` if the call may run, else the reason the model will read."""
-        decision = self.decide(tool_name)
+        decision = self.decide(tool)
+        name = tool if isinstance(tool, str) else tool.name
         if decision == "allow":
             return None
         if decision == "deny":
-            return f"Permission denied: '{tool_name}' is not allowed in this session."
+            return f"Permission denied: '{name}' is not allowed in this session."
         if self.approve is None:
-            return f"Permission denied: '{tool_name}' needs approval and no one can approve here."
+            return f"Permission denied: '{name}' needs approval and no one can approve here."
         try:
-            approved = self.approve(tool_name, dict(arguments))
+            approved = self.approve(name, dict(arguments))
         except Exception as exc:  # a broken approver fails closed, like a broken hook
             return f"Permission denied: the approval check failed ({type(exc).__name__}: {exc})."
         if approved is True:  # only a real yes: a truthy "no" string is not approval
             return None
-        return f"Permission denied: the user did not approve this '{tool_name}' call."
-
-
-def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
-    """Ask the person at the keyboard: ``Allow shell({...})? [y/N]``. No one there means no.
-
-    It asks in a terminal (stdin is a tty) or in a Jupyter kernel (the notebook shows an
-    input box). Anything else (a pipe, a file, CI) is answered "no" without reading, and
-    so is a kernel that cannot ask (nbval runs with input switched off): an unattended
-    run never hangs on the question.
-    """
-    if not (_stdin_is_tty() or _in_kernel()):
-        return False
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > 200:
-        shown = shown[:197] + "..."
-    try:
-        answer = input(f"Allow {tool_name}({shown})? [y/N] ")
-    except (EOFError, OSError, RuntimeError):  # no stdin, or a kernel that cannot ask
-        return False
-    return answer.strip().lower() in ("y", "yes")
-
-
-def _stdin_is_tty() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
-        return False
-
-
-def _in_kernel() -> bool:
-    """True inside a running Jupyter kernel (merely importing ipykernel does not count)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return getattr(shell, "kernel", None) is not None
+        return f"Permission denied: the user did not approve this '{name}' call."

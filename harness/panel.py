@@ -23,67 +23,14 @@ from collections import deque
 from html import escape
 from typing import Any
 
-from .events import Event
+from .events import Event, format_event, plural, short, tokens
 from .todo import MARKERS, TodoItem, progress, render
 
 __all__ = ["PanelState", "PlanPanel", "format_event"]
 
-FAILED = {"error": "failed", "blocked": "blocked", "unknown_tool": "unknown tool",
-          "invalid_arguments": "bad arguments", "duplicate_id": "duplicate call id"}
-
-
-def _short(text: Any, limit: int = 60) -> str:
-    """The first line, at most ``limit`` characters: enough to recognise, never a wall.
-
-    Output whose first line says nothing (JSON starting with a bare ``{``) is flattened.
-    """
-    lines = [line for line in str(text).splitlines() if line.strip()] or [""]
-    first = lines[0] if any(ch.isalnum() for ch in lines[0]) else " ".join(lines)
-    line = " ".join(first.split()).rstrip(":")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _tokens(usage: dict, key: str = "total_tokens") -> str:
-    return f"{'~' if usage.get('estimated') else ''}{usage.get(key, 0):,}"
-
-
-def format_event(event: Event) -> str | None:
-    """One human line for an interesting event, indented by depth; None for the rest."""
-    d, kind = event.data, event.type
-    if kind == "run_start" and event.depth == 0:
-        line = f"▶ task: {_short(d['task'])}"
-    elif kind == "tool_result":
-        how = "" if d["ok"] else " " + FAILED.get(d.get("status"), "failed")
-        line = f"{'✓' if d['ok'] else '✗'} {d['tool_name']}{how}: {_short(d['output'])}"
-    elif kind == "reminder":
-        line = f"↻ reminder: plan not updated for {_count(d['rounds'], 'tool round')}"
-    elif kind == "stop_gate":
-        n = _count(len(d["open_items"]), "open item")
-        line = f"↩ stop gate: answered with {n}, pushed back"
-    elif kind == "subagent_start":
-        line = f"↳ delegate to {d['child_id']}: {_short(d['task'])}"
-    elif kind == "subagent_end":
-        line = (f"↳ {d['child_id']} {d['outcome']}: {_count(d['tool_calls'], 'tool call')}, "
-                f"{_tokens(d['usage'])} tokens")
-    elif kind == "approval_request":
-        line = f"? waiting for approval: {d['tool_name']}"
-    elif kind == "approval_result":
-        line = f"{'✓ approved' if d['approved'] else '✗ denied'}: {d['tool_name']}"
-    elif kind == "run_end" and event.depth == 0:
-        error = f": {_short(d['error'])}" if d.get("error") else ""
-        line = f"■ {d['outcome']} after {_count(d['turns'], 'turn')}{error}"
-    else:
-        return None
-    return "  " * event.depth + line
-
-
 def _replied(event: Event) -> str:
     calls = event.message.get("tool_calls") or []
-    return f"model asked for {_count(len(calls), 'tool call')}" if calls else "model answered"
+    return f"model asked for {plural(len(calls), 'tool call')}" if calls else "model answered"
 
 
 STEPS = {  # what an agent is doing right after each of these events
@@ -165,10 +112,10 @@ class PanelState:
         """What the last plan update changed, from the plan_update event's own fields."""
         if self.change is None:
             return ""
-        quoted = {k: ", ".join(f'"{_short(c, 40)}"' for c in self.change[k])
+        quoted = {k: ", ".join(f'"{short(c, 40)}"' for c in self.change[k])
                   for k in ("added", "removed")}
         parts = [f"{k} {v}" for k, v in quoted.items() if v]
-        parts += [f'"{_short(c, 40)}" {MARKERS[old]} → {MARKERS[new]}'
+        parts += [f'"{short(c, 40)}" {MARKERS[old]} → {MARKERS[new]}'
                   for c, old, new in self.change["status_changes"]]
         return "; ".join(parts) or "nothing (the same plan was sent again)"
 
@@ -177,12 +124,12 @@ class PanelState:
         if self.end is None:
             return ""
         end = self.end
-        text = f"{end['outcome']} after {_count(end['turns'], 'turn')}"
+        text = f"{end['outcome']} after {plural(end['turns'], 'turn')}"
         if end.get("error"):
-            text += f": {_short(end['error'], 80)}"
+            text += f": {short(end['error'], 80)}"
         if end["outcome"] != "completed" and end["during"]:
             text += f" — stopped at {end['during']}"
-        return text + (f' — "{_short(end["final"], 80)}"' if end.get("final") else "")
+        return text + (f' — "{short(end["final"], 80)}"' if end.get("final") else "")
 
     def facts(self) -> list[tuple[str, str]]:
         """The labelled lines under the plan: what happens now (or how it ended), what changed."""
@@ -201,10 +148,10 @@ class PanelState:
             main = sum(n for agent, n in self.tokens.items() if agent not in self.children)
             lines.append(f"  main agent {mark}{main:,}")
             lines += [f"  └─ {child_id} {mark}{self.tokens.get(child_id, 0):,}: "
-                      f"{c['outcome']}, {_count(c['tool_calls'], 'tool call')}, "
-                      f'"{_short(c["task"], 40)}"' for child_id, c in self.children.items()]
+                      f"{c['outcome']}, {plural(c['tool_calls'], 'tool call')}, "
+                      f'"{short(c["task"], 40)}"' for child_id, c in self.children.items()]
         agent_id, usage = self.context
-        lines.append(f"Context of the last request: {_tokens(usage, 'prompt_tokens')} tokens "
+        lines.append(f"Context of the last request: {tokens(usage, 'prompt_tokens')} tokens "
                      f"({agent_id})")
         return lines
 
@@ -212,7 +159,7 @@ class PanelState:
         """The whole panel as plain text: what nbval compares and a terminal can print."""
         lines = [f"{self.title}: {self.status}"]
         if self.task:
-            lines.append(_fit(f"Task: {_short(self.task, 200)}"))
+            lines.append(_fit(f"Task: {short(self.task, 200)}"))
         lines += ["  " + line for line in render(self.items).splitlines()]
         if self.items:
             bar = "#" * round(10 * self.done() / len(self.items))
@@ -282,7 +229,7 @@ class PlanPanel:
         """Copy the state into widget traits; an unchanged value sends nothing."""
         s = self.state
         color = STATUS_COLOR.get(s.status, "#b26a00")
-        task = f'<div style="{MUTED}">{escape(_short(s.task, 100))}</div>' if s.task else ""
+        task = f'<div style="{MUTED}">{escape(short(s.task, 100))}</div>' if s.task else ""
         self.header.value = (f'<div style="line-height:1.5"><b>{escape(s.title)}</b> <span '
                              f'style="color:{color}">● {escape(s.status)}</span>{task}</div>')
         rows = "".join(_plan_row(item) for item in s.items)

@@ -13,8 +13,8 @@ otherwise never be reminded (``counting="name"`` shows the weaker rule, for cont
 The reminder never adds a turn: if the budget ends right after it, the run ends.
 
 Forcing: ``tool_choice`` names `todo_write` on the first request with
-``plan_first=True`` and on the request right after a delegation; every other request
-is ``"auto"``.
+``plan_first=True`` and on the request right after a round in which a sub-agent ran;
+every other request is ``"auto"``. `planning.py` decides when; this module says what.
 """
 
 from __future__ import annotations

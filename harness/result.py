@@ -8,10 +8,16 @@
 | `time_limit`   | `max_seconds` ran out                                            |
 | `cancelled`    | `cancel.is_set()` became true (or the kernel was interrupted)    |
 | `model_error`  | a model request failed; `error` says why                        |
+| `truncated`    | the answer was cut off (``finish_reason: "length"``); `final` holds what came |
+| `refused`      | the model refused to answer; `final` holds its refusal           |
 
 Nothing of the transcript is lost: ``messages`` holds every message sent and
 received, ``events`` every step. ``save(path)`` writes it as JSON; ``load(path)`` reads
 it back, and ``ScriptedModel.from_run(path)`` replays it offline.
+
+Inside the harness a run ends by raising `RunOver` with its outcome, wherever the
+reason is found (the budget, the stop gate, an answer); the loop turns it into the
+`RunResult`, so the loop itself keeps no bookkeeping for endings.
 """
 
 from __future__ import annotations
@@ -25,7 +31,16 @@ from .events import Event
 from .subagent import Delegation
 from .todo import TodoItem, render
 
-OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error")
+OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
+            "truncated", "refused")
+
+
+class RunOver(Exception):
+    """The run ends now, with this outcome (and the answer or the error, if any)."""
+
+    def __init__(self, outcome: str, final: str | None = None, error: str | None = None) -> None:
+        super().__init__(outcome)
+        self.outcome, self.final, self.error = outcome, final, error
 
 
 def empty_usage() -> dict:
@@ -37,6 +52,15 @@ def add_usage(total: dict, usage: dict) -> None:
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         total[key] += usage.get(key, 0)
     total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
+
+
+def usage_of(events: list[Event]) -> dict:
+    """The total usage of the model replies among ``events`` (a sub-agent's included)."""
+    total = empty_usage()
+    for event in events:
+        if event.type == "model_reply":
+            add_usage(total, event.data["usage"])
+    return total
 
 
 @dataclass

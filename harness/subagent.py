@@ -5,7 +5,7 @@
                    v   a new conversation: [system (sub-agent prompt), user (the task)]
             sub-agent: its own turns, only the tools in `subagent_tools`,
                        no delegate_task (no recursion), no parent plan,
-                       the parent's hooks, permissions, clock and cancel
+                       the parent's model, hooks, permissions, clock and cancel
                    |
                    v
     parent: role "tool" message = the sub-agent's final answer
@@ -14,17 +14,24 @@ The parent's history never reaches the child, and the child's history never come
 back: only its answer does. That is the point: a long side quest costs the parent one
 tool message. Its tokens still count, in the run's totals and per delegation.
 
-This module does not import the loop: the loop hands it a function that runs a child.
+This module decides what a child gets (`Child`) and keeps the record of each
+delegation (`Delegation`); the loop only runs the child, with the rules it inherits.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .mechanism import Mechanism
 from .tools import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from .result import RunResult
 
 SUBAGENT_SYSTEM = (
     "You are a sub-agent working on one task for another agent. You cannot see its "
@@ -39,11 +46,20 @@ DELEGATE_DESCRIPTION = (
     "Returns the sub-agent's final answer."
 )
 
+INTERRUPTED = "interrupted (KeyboardInterrupt)"
+
 
 class DelegateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task: str = Field(description="The complete sub-task, with all context the sub-agent needs.")
+
+    @field_validator("task")
+    @classmethod
+    def _not_blank(cls, task: str) -> str:  # refused before it runs: no sub-agent starts
+        if not task.strip():
+            raise ValueError("task is empty; describe the sub-task in full")
+        return task
 
 
 @dataclass
@@ -57,21 +73,64 @@ class Delegation:
     usage: dict
     tool_calls: int
     seconds: float
+    error: str | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def delegate_tool(run_child: Callable[[str], Delegation]) -> Tool:
-    """The `delegate_task` tool; ``run_child(task)`` runs one sub-agent to its end."""
+@dataclass
+class Child:
+    """What a sub-agent gets: its id, its task, a tool subset, its prompt and turns."""
 
-    def delegate_task(task: str) -> ToolResult:
-        if not task.strip():
-            return ToolResult(False, "Error: task is empty; describe the sub-task in full.")
-        done = run_child(task)
+    agent_id: str
+    task: str
+    tools: list[Tool]
+    max_turns: int
+    system: str = SUBAGENT_SYSTEM
+    started: float = field(default_factory=time.monotonic)
+
+    def record(self, result: RunResult) -> Delegation:
+        """The `Delegation` of this child, from the result its run returned."""
+        answer = result.final or _last_text(result.messages) or result.error
+        calls = sum(e.type == "tool_call" for e in result.events)
+        return Delegation(self.agent_id, self.task, result.outcome, answer, dict(result.usage),
+                          calls, round(time.monotonic() - self.started, 3), result.error)
+
+
+RunChild = Callable[[Child], Delegation]
+
+
+class Subagents(Mechanism):
+    """The `delegate_task` tool of one run, its children, and their records."""
+
+    def __init__(self, tools: list[Tool], max_turns: int, run_child: RunChild,
+                 parent_id: str = "main") -> None:
+        self.child_tools, self.max_turns = tools, max_turns
+        self.run_child, self.parent_id = run_child, parent_id
+        self.delegations: list[Delegation] = []
+        self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
+                         harness_tool=True, replan=True)
+
+    def tools(self) -> list[Tool]:
+        return [self.tool]
+
+    def delegate(self, task: str) -> ToolResult:
+        """Run one sub-agent to its end; its answer is the tool's result."""
+        child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task,
+                      list(self.child_tools), self.max_turns)
+        done = self.run_child(child)
+        self.delegations.append(done)
+        if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
+            raise KeyboardInterrupt
         if done.outcome == "completed":
             return ToolResult(True, done.answer or "")
-        partial = done.answer or "(no answer)"
-        return ToolResult(False, f"[sub-agent stopped early: {done.outcome}] {partial}")
+        return ToolResult(False, f"[sub-agent stopped early: {done.outcome}] "
+                                 f"{done.answer or '(no answer)'}")
 
-    return Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, delegate_task)
+
+def _last_text(messages: list[dict]) -> str | None:
+    for message in reversed(messages):
+        if message["role"] == "assistant" and message.get("content"):
+            return message["content"]
+    return None

@@ -17,6 +17,7 @@ the tool's back.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -83,7 +84,8 @@ def diff(old: list[TodoItem], new: list[TodoItem]) -> dict[str, list]:
 class TodoList:
     """The current plan of one run, with change listeners (the panel subscribes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_items: int = MAX_ITEMS) -> None:
+        self.max_items = max_items
         self._items: list[TodoItem] = []
         self._listeners: list[Callable[[list[TodoItem], dict], Any]] = []
 
@@ -105,7 +107,11 @@ class TodoList:
         return [item for item in self._items if item.status != "completed"]
 
     def subscribe(self, listener: Callable[[list[TodoItem], dict], Any]) -> None:
-        """Call ``listener(snapshot, changes)`` after every accepted update."""
+        """Call ``listener(snapshot, changes)`` after every accepted update.
+
+        A listener watches: one that raises is reported as a warning, and the update
+        stands (the plan has changed, so `todo_write` says so).
+        """
         self._listeners.append(listener)
 
     def update(self, items: Iterable[TodoItem | dict]) -> str:
@@ -120,20 +126,26 @@ class TodoList:
             new = TodoWriteArgs.model_validate({"todos": items}).todos
         except ValidationError as exc:
             raise PlanError(_describe(exc).replace("invalid arguments", "invalid plan")) from None
-        if len(new) > MAX_ITEMS:
-            raise PlanError(f"a plan holds at most {MAX_ITEMS} items, got {len(new)}")
+        if len(new) > self.max_items:
+            raise PlanError(f"a plan holds at most {self.max_items} items, got {len(new)}")
         active = [item.content for item in new if item.status == "in_progress"]
         if len(active) > 1:
             raise PlanError(f"at most one item may be in_progress, got {len(active)}")
         changes = diff(self._items, new)
         self._items = new
         for listener in self._listeners:
-            listener(self.snapshot(), changes)
+            try:
+                listener(self.snapshot(), changes)
+            except Exception as exc:
+                warnings.warn(f"plan listener {listener!r} failed: {type(exc).__name__}: "
+                              f"{exc}", RuntimeWarning, stacklevel=2)
         return self.render()
 
     def as_tool(self) -> Tool:
         """The `todo_write` tool bound to this plan."""
-        return _TodoWrite("todo_write", TODO_WRITE_DESCRIPTION, TodoWriteArgs, self._write)
+        description = TODO_WRITE_DESCRIPTION.format(max_items=self.max_items)
+        return _TodoWrite("todo_write", description, TodoWriteArgs, self._write,
+                          harness_tool=True)
 
     def _write(self, todos: list[TodoItem]) -> ToolResult:
         try:
@@ -156,7 +168,8 @@ class _TodoWrite(Tool):
 TODO_WRITE_DESCRIPTION = (
     "Replace the whole plan for this task. Send every item each time (items you leave "
     "out are dropped). Each item: content (what to do) and status: pending, "
-    "in_progress or completed. At most 20 items and one in_progress; [] clears the plan."
+    "in_progress or completed. At most {max_items} items and one in_progress; [] clears "
+    "the plan."
 )
 
 PLANNING_PROMPT = (

@@ -46,6 +46,15 @@ class Tool:
     ``fn`` is called with the validated arguments as keyword arguments. Use `@tool` to
     build all of this from a typed, documented function; use `Tool` directly when you
     want to write the arguments model yourself.
+
+    ``writes`` names the argument that holds a path the tool writes (``"path"`` for
+    `write_file` and `edit_file`): the ``tool_call`` event then carries ``writes``, so
+    one hook can guard every tool that writes, whatever its name.
+
+    Two flags belong to the harness's own tools: ``harness_tool`` (made by the harness
+    for one run: `Permissions` allows it unless the table names it) and ``replan``
+    (after it runs, a planning agent's next request forces ``todo_write``:
+    `delegate_task` sets it, since a sub-agent's answer is news the plan has not seen).
     """
 
     def __init__(
@@ -56,6 +65,9 @@ class Tool:
         fn: Callable[..., Any],
         *,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        writes: str | None = None,
+        harness_tool: bool = False,
+        replan: bool = False,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
             raise ValueError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-'")
@@ -64,6 +76,9 @@ class Tool:
         self.args_model = args_model
         self.fn = fn
         self.max_output = max_output
+        if writes is not None and writes not in args_model.model_fields:
+            raise ValueError(f"tool {name!r}: writes={writes!r} is not one of its arguments")
+        self.writes, self.harness_tool, self.replan = writes, harness_tool, replan
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
 
@@ -115,7 +130,7 @@ def _error_line(exc: BaseException) -> str:
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         max_output: int = DEFAULT_MAX_OUTPUT) -> Any:
+         max_output: int = DEFAULT_MAX_OUTPUT, writes: str | None = None) -> Any:
     """Make a `Tool` from a typed function; its docstring becomes the description.
 
     Parameter descriptions come from an ``Args:`` section of the docstring (or from
@@ -142,7 +157,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
         model = create_model(
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
-        return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output)
+        return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
+                    writes=writes)
 
     return build(fn) if fn is not None else build
 
@@ -169,6 +185,8 @@ def to_text(value: Any) -> str:
     """A tool's return value as the text the model reads (JSON for structures)."""
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the most common non-text result, and its JSON is its str()
+        return str(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
@@ -194,18 +212,34 @@ def cap(text: str, limit: int) -> str:
     return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
 
 
+MAX_PROBLEMS = 5  # a call with 10,000 bad fields gets a short answer, not 10,000 lines
+
+
 def _describe(exc: ValidationError) -> str:
-    """One line per problem, naming the field: what a model needs to fix its call."""
-    parts = []
+    """The problems of a call, naming each field: what a model needs to fix its call.
+
+    Missing fields first, then unknown ones, then the rest, each in field order, so the
+    text does not depend on the order pydantic happens to report them in.
+    """
+    problems = []
     for err in exc.errors(include_url=False):
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "extra_forbidden":
-            parts.append(f"unknown field '{where}'")
-        elif err["type"] == "missing":
-            parts.append(f"missing field '{where}'")
+        if err["type"] == "missing":
+            problems.append((0, where, f"missing field '{where}'"))
+        elif err["type"] == "extra_forbidden":
+            problems.append((1, where, f"unknown field '{where}'"))
         else:
-            parts.append(f"'{where}': {err['msg']}")
-    return "invalid arguments: " + "; ".join(parts)
+            problems.append((2, where, f"'{where}': {err['msg']}"))
+    problems.sort(key=lambda p: (p[0], _natural(p[1])))
+    shown = [text for *_, text in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append(f"and {len(problems) - MAX_PROBLEMS} more")
+    return "invalid arguments: " + "; ".join(shown)
+
+
+def _natural(where: str) -> list:
+    """Sort key for a field path: ``todos.2`` before ``todos.10``."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in where.split(".")]
 
 
 def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:

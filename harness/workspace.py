@@ -36,7 +36,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from .control import run_process
+from .process import run_process
 from .tools import Tool, ToolResult, tool
 
 SAMPLE = Path(__file__).with_name("sample_workspace")
@@ -91,6 +91,11 @@ class Workspace:
             raise NotADirectoryError(f"workspace root {str(root)!r} is not an existing folder")
         self.shell_timeout, self.max_file_bytes = shell_timeout, max_file_bytes
         self.max_output = max_output
+        writers = {self.write_file: "path", self.edit_file: "path"}  # one write policy
+        fns = (self.read_file, self.write_file, self.edit_file, self.list_files,
+               self.search_docs, self.run_shell)
+        self._tools = [tool(fn, max_output=max_output, writes=writers.get(fn)) for fn in fns]
+        # made once: a switch you turn off (``tool.enabled = False``) stays off
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -113,9 +118,8 @@ class Workspace:
 
     @property
     def tools(self) -> list[Tool]:
-        fns = (self.read_file, self.write_file, self.edit_file, self.list_files,
-               self.search_docs, self.run_shell)
-        return [tool(fn, max_output=self.max_output) for fn in fns]
+        """The six tools, the same objects every time (a new list)."""
+        return list(self._tools)
 
     # -- confinement: every path goes through here ------------------------------------
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from harness.openai_model import PROVIDER_VARIABLES
+
 ROOT = Path(__file__).resolve().parent.parent
-PROVIDER_VARIABLES = ("HARNESS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-                      "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
 
 
 def execute(path: Path) -> float:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from helpers import call, final, step
 
 from harness import Agent, Hooks, Permissions, ScriptedModel, tool
-from harness.control import CallLog, CommandTool
+from harness import CallLog, CommandTool
 
 ECHO = CommandTool("echo_id", "Echo a record id.", template="echo --id {record_id}",
                    params={"record_id": "the record id"})
@@ -142,3 +143,22 @@ def test_permissions_cannot_be_changed_after_they_are_made():
         with pytest.raises(AttributeError, match="fixed"):
             setattr(perms, name, value)
     assert perms.decide("run_shell") == "deny" and perms.decide("other") == "deny"
+
+
+@pytest.mark.parametrize("template, params, says", [
+    ("echo {a} {b}", {"a": "first"}, "uses ['b'], which params does not describe"),
+    ("echo {a}", {"a": "first", "b": "second"}, "does not use ['b']"),
+    ("echo {a!r}", {"a": "first"}, "plain {name}"),
+    ("echo {a:>9}", {"a": "first"}, "plain {name}"),
+    ("echo {a", {"a": "first"}, "literal brace"),
+    ("{a} --help", {"a": "the program"}, "must be fixed"),
+])
+def test_a_template_that_cannot_be_filled_fails_when_made_not_at_every_call(template, params,
+                                                                            says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        CommandTool("echo", "Echo.", template=template, params=params)
+
+
+def test_literal_braces_in_a_template_are_kept(tmp_path):
+    echo = CommandTool("echo", "Echo.", template="echo {{x}} {a}", params={"a": "a word"})
+    assert echo.execute(echo.parse('{"a": "hi"}')).output == "exit status 0\nstdout:\n{x} hi"

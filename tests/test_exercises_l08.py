@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 from exercises.l08 import check_cancel_after, check_strict_query_tool
 from solutions import l08 as solution
 
-from harness.control import CommandTool
+from harness import CommandTool
 from harness.events import Event
 
 

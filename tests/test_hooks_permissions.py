@@ -9,7 +9,8 @@ import pytest
 from helpers import call, final, step
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from harness import Agent, Hooks, Permissions, ScriptedModel, Tool, ask_on_stdin, tool
+from harness import (Agent, Hooks, Permissions, ScriptedModel, TodoList, Tool, ask_on_stdin,
+                     tool)
 from harness.hooks import HOOK_NAMES
 
 RULE_TEXT = "permissions: allow run_shell"
@@ -41,6 +42,10 @@ def shell_run(*, hooks: Hooks | None = None, permissions: Permissions | None = N
                            final("done")])
     agent = Agent(model, [tracked(ran)], hooks=hooks, permissions=permissions)
     return agent.run("list files"), ran
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
 def tool_message(result) -> str:
@@ -429,3 +434,27 @@ def test_ask_on_stdin_in_a_kernel_asks_through_the_notebook(monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt: questions.append(prompt) or "y")
     assert ask_on_stdin("run_shell", {"command": "ls"}) is True
     assert questions == ['Allow run_shell({"command": "ls"})? [y/N] ']
+
+
+@pytest.mark.parametrize("name", ["todo_write", "delegate_task"])
+def test_a_user_tool_named_like_a_harness_tool_obeys_the_table(name):
+    ran = []
+    impostor = Tool(name, "Not the harness's tool.", NoArgs, lambda: ran.append(name) or "ran")
+    perms = Permissions({}, default="deny")
+    model = ScriptedModel([step(call("c1", name, {})), final("done")])
+    result = Agent(model, [impostor], permissions=perms).run("go")
+    assert ran == []
+    assert perms.decide(impostor) == "deny"
+    assert tool_message(result) == f"Permission denied: '{name}' is not allowed in this session."
+
+
+def test_decide_says_what_the_run_does_for_the_harness_tools():
+    perms = Permissions({}, default="deny")
+    model = ScriptedModel([step(call("c1", "todo_write", {"todos": []})), final("done")])
+    planning_agent = Agent(model, planning=True, permissions=perms)
+    result = planning_agent.run("go")
+    [done] = [e for e in result.events if e.type == "tool_result"]
+    harness_tool = TodoList().as_tool()
+    assert (perms.decide(harness_tool), done.status) == ("allow", "ok")
+    denying = Permissions({"todo_write": "deny"})
+    assert denying.decide(harness_tool) == "deny"

@@ -9,19 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.openai_model import PROVIDER_VARIABLES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-PROVIDER_ENV_VARS = (
-    "HARNESS_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-)
 
 
 def read(name: str) -> str:
@@ -180,7 +175,7 @@ def test_ci_script_treats_no_tests_collected_as_a_failure():
 
 
 def test_provider_variables_are_removed_before_tests_run():
-    leaked = [name for name in PROVIDER_ENV_VARS if name in os.environ]
+    leaked = [name for name in PROVIDER_VARIABLES if name in os.environ]
     assert leaked == []
 
 
@@ -208,3 +203,11 @@ def test_sanitize_file_masks_what_changes_between_runs(printed: str, expected: s
 @pytest.mark.parametrize("printed", ["3 steps", "2 items in 1 list", "max_turns=10"])
 def test_sanitize_file_leaves_ordinary_text_alone(printed: str):
     assert sanitize(printed) == printed
+
+
+def test_the_provider_variables_are_listed_in_one_place():
+    listed = [p.relative_to(ROOT).as_posix() for p in (*ROOT.glob("*.py"),
+              *ROOT.glob("harness/**/*.py"), *ROOT.glob("scripts/*.py"),
+              *ROOT.glob("tests/**/*.py"), ROOT / ".ci" / "run")
+              if "OPENAI_" + "PROJECT_ID" in p.read_text(encoding="utf-8")]
+    assert listed == ["harness/openai_model.py"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import call, final, step
 
-from harness import Agent, ModelError, ScriptedModel, tool
-from harness.models import ScriptExhausted
+from harness import Agent, ModelError, RequestInfo, ScriptedModel, parallel, say, tool, tool_call
+from harness.scripted import ScriptExhausted
 from harness.reminder import forced
 
 
@@ -158,3 +158,69 @@ def test_a_list_that_did_not_just_grow_is_recorded_afresh():
     assert [r["messages"] for r in model.requests] == [
         SYSTEM_AND_USER, [SYSTEM_AND_USER[0], {"role": "user", "content": "changed"}],
         SYSTEM_AND_USER[:1]]
+
+
+def test_requests_keep_what_was_sent_when_a_message_is_edited_in_place():
+    model = ScriptedModel([final("a"), final("b")])
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}]
+    model.complete(messages, [])
+    messages[1]["content"] = "edited"
+    messages.append({"role": "user", "content": "more"})
+    model.complete(messages, [])
+    assert [m["content"] for m in model.requests[0]["messages"]] == ["s", "first"]
+    assert [m["content"] for m in model.requests[1]["messages"]] == ["s", "edited", "more"]
+
+
+def test_a_step_function_cannot_edit_the_run_in_place():
+    def meddle(messages: list[dict]) -> dict:
+        messages[1]["content"] = "rewritten by the step"
+        return final("ok")
+
+    model = ScriptedModel([meddle])
+    result = Agent(model).run("the real task")
+    assert result.messages[1]["content"] == "the real task"
+    assert model.requests[0]["messages"][1]["content"] == "the real task"
+
+
+def test_an_observer_cannot_edit_the_transcript_through_an_event():
+    def meddle(event) -> None:
+        if event.type == "model_reply":
+            event.message["content"] = "rewritten by an observer"
+
+    result = Agent(ScriptedModel([final("the answer")]), observers=[meddle]).run("go")
+    assert result.messages[-1]["content"] == "the answer"
+
+
+def test_a_step_function_with_two_parameters_gets_the_requests_tools_and_tool_choice():
+    seen = []
+
+    def look(messages: list[dict], info: RequestInfo) -> dict:
+        seen.append(([t["function"]["name"] for t in info.tools], info.tool_choice))
+        return say("done")
+
+    Agent(ScriptedModel([tool_call("todo_write", todos=[]), look]), [add],
+          planning=True).run("go", plan_first=True)
+    assert seen == [(["add", "todo_write"], "auto")]
+
+
+def test_builders_write_the_wire_format():
+    assert tool_call("add", a=1, b=2) == {"role": "assistant", "content": None, "tool_calls": [
+        {"type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}
+    assert tool_call("add", '{"a": 1', id="c9")["tool_calls"][0] == {
+        "id": "c9", "type": "function", "function": {"name": "add", "arguments": '{"a": 1'}}
+    assert tool_call("add", {"a": 1})["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
+    assert say("hi") == {"role": "assistant", "content": "hi"}
+    both = parallel(say("Looking."), tool_call("add", a=1, b=1), tool_call("add", a=2, b=2))
+    assert both["content"] == "Looking."
+    assert [c["function"]["arguments"] for c in both["tool_calls"]] == ['{"a": 1, "b": 1}',
+                                                                       '{"a": 2, "b": 2}']
+    with pytest.raises(TypeError, match="not both"):
+        tool_call("add", {"a": 1}, b=2)
+
+
+def test_calls_built_without_ids_are_numbered_by_request_and_run():
+    model = ScriptedModel([parallel(tool_call("add", a=1, b=1), tool_call("add", a=2, b=2)),
+                           final("4")])
+    result = Agent(model, [add]).run("go")
+    assert [m["tool_call_id"] for m in result.messages if m["role"] == "tool"] == [
+        "call_1_0", "call_1_1"]

@@ -87,13 +87,14 @@ def test_stop_hook_counts_push_backs():
     assert seen == [(0, OPEN_ITEMS, "Here you go."), (1, OPEN_ITEMS, "Really done.")]
 
 
-def test_turn_limit_right_after_the_push_back():
+def test_an_answer_on_the_last_turn_with_open_items_is_kept_not_pushed_back():
     model = ScriptedModel([write("p", OPEN_PLAN), {"content": "Here you go."},
                            {"content": "Really done."}])
     result = planning_agent(model, max_turns=2).run("Answer the question")
-    assert result.outcome == "turn_limit"
+    assert (result.outcome, result.final) == ("open_items", "Here you go.")
     assert len(model.requests) == 2
-    assert result.messages[-1] == {"role": "user", "content": stop_gate_text(OPEN_ITEMS)}
+    assert result.messages[-1] == {"role": "assistant", "content": "Here you go."}
+    assert [e.type for e in result.events if e.type == "stop_gate"] == []
 
 
 def test_push_back_uses_a_turn_of_the_budget():

@@ -297,3 +297,57 @@ def test_run_time_budget_reaches_the_subagent():
     assert result.outcome == "time_limit"
     assert result.delegations[0].outcome == "time_limit"
     assert len(model.requests) == 2
+
+
+def test_interrupt_inside_a_subagent_keeps_its_usage_and_its_delegation_record():
+    @tool
+    def slow_lookup(query: str) -> str:
+        """Stands in for a tool that is running when the kernel is interrupted."""
+        raise KeyboardInterrupt
+
+    usage = {"prompt_tokens": 500, "completion_tokens": 50}
+    model = ScriptedModel([
+        step(call("d", "delegate_task", {"task": TASK}), usage={"prompt_tokens": 10,
+                                                                "completion_tokens": 1}),
+        step(call("s1", "slow_lookup", {"query": "returns"}), usage=usage),
+    ])
+    result = Agent(model, [slow_lookup], subagents=True,
+                   subagent_tools=["slow_lookup"]).run("go")
+    replies = sum(e.usage["total_tokens"] for e in result.events if e.type == "model_reply")
+    assert result.outcome == "cancelled"
+    assert replies == 561
+    assert result.usage["total_tokens"] == 561
+    [done] = result.delegations
+    assert (done.outcome, done.usage["total_tokens"]) == ("cancelled", 550)
+    ends = [e for e in result.events if e.type == "subagent_end"]
+    assert [e.outcome for e in ends] == ["cancelled"]
+
+
+def test_a_blank_task_is_refused_before_any_sub_agent_starts_and_forces_nothing():
+    model = ScriptedModel([step(call("d", "delegate_task", {"task": "  "})),
+                           {"content": "ok"}])
+    result = Agent(model, subagents=True, planning=True).run("go")
+    [refused] = [e for e in result.events if e.type == "tool_result"]
+    assert refused.status == "invalid_arguments"
+    assert "task is empty" in refused.output
+    assert [e for e in result.events if e.type == "subagent_start"] == []
+    assert [r["tool_choice"] for r in model.requests] == ["auto", "auto"]
+
+
+def test_a_blocked_delegation_forces_no_plan_update():
+    hooks = Hooks()
+    hooks.on("pre_tool_use", lambda e: "no sub-agents today")
+    model = ScriptedModel([delegate(), {"content": "ok"}])
+    Agent(model, subagents=True, planning=True, hooks=hooks).run("go")
+    assert [r["tool_choice"] for r in model.requests] == ["auto", "auto"]
+
+
+def test_a_delegation_that_stopped_early_still_forces_a_plan_update():
+    model = ScriptedModel([delegate(), read("r1"), read("r2"),
+                           step(call("t", "todo_write", {"todos": []})), {"content": "ok"}])
+    agent = Agent(model, [read_file], subagents=True, planning=True, subagent_max_turns=2,
+                  subagent_tools=["read_file"])
+    result = agent.run("go")
+    assert result.delegations[0].outcome == "turn_limit"
+    assert model.requests[3]["tool_choice"] == {"type": "function",
+                                                "function": {"name": "todo_write"}}

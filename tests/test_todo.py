@@ -313,3 +313,34 @@ def test_every_todo_write_refusal_says_the_plan_was_not_changed():
                 '{"todos": null}', '{"todos": []} {}', '{"todos": [{"content": "a"}]}'):
         with pytest.raises(ToolArgumentError, match="The plan was not changed"):
             tool.parse(raw)
+
+
+def test_a_raising_listener_does_not_turn_an_accepted_update_into_an_error():
+    plan = TodoList()
+    plan.subscribe(lambda snapshot, changes: 1 / 0)
+    tool_ = plan.as_tool()
+    with pytest.warns(RuntimeWarning, match="ZeroDivisionError"):
+        result = tool_.execute(tool_.parse(json.dumps({"todos": TWO_STEPS})))
+    assert result.ok
+    assert result.output.startswith("Plan updated (0/2 done)")
+    assert len(plan) == 2
+
+
+def test_plan_update_comes_after_the_tool_result_of_its_call():
+    model = ScriptedModel([write("c1", {"todos": TWO_STEPS}), {"content": "Done."}])
+    seen: list[str] = []
+    result = Agent(model, planning=True, observers=[lambda e: seen.append(e.type)]).run("go")
+    calls = [t for t in seen if t in ("tool_call", "tool_result", "plan_update")]
+    assert calls == ["tool_call", "tool_result", "plan_update"]
+    assert [e.type for e in result.events if e.type in calls] == calls
+
+
+def test_the_cap_on_plan_items_is_the_one_the_tool_describes():
+    plan = TodoList(max_items=3)
+    tool_ = plan.as_tool()
+    assert "At most 3 items" in tool_.description
+    four = [{"content": f"step {i}", "status": "pending"} for i in range(4)]
+    refused = tool_.execute(tool_.parse(json.dumps({"todos": four})))
+    assert refused.output == ("Error: a plan holds at most 3 items, got 4. "
+                              "The plan was not changed.")
+    assert "At most 20 items" in TodoList().as_tool().description

@@ -10,10 +10,10 @@ from typing import Annotated
 
 import pytest
 from helpers import call, final, step
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import Agent, ScriptedModel, Tool, ToolResult, tool
-from harness.tools import ToolArgumentError, cap
+from harness.tools import ToolArgumentError, _describe, cap
 
 
 @tool
@@ -336,3 +336,29 @@ def test_tool_result_output_is_capped_too():
 
 def test_cap_with_a_tiny_limit_keeps_no_more_than_the_limit():
     assert cap("abcdefghij", 2) == "a\n[... 9 characters cut ...]\n"
+
+
+def test_problems_are_listed_in_the_same_order_whatever_order_pydantic_reports():
+    def error(*line_errors: dict) -> ValidationError:
+        return ValidationError.from_exception_data("args", list(line_errors))
+
+    missing = {"type": "missing", "loc": ("command",), "input": {}}
+    extra = {"type": "extra_forbidden", "loc": ("cmd",), "input": "ls"}
+    wrong = {"type": "int_type", "loc": ("n",), "input": "2"}
+    texts = {_describe(error(*order)) for order in
+             ([missing, extra, wrong], [wrong, extra, missing], [extra, missing, wrong])}
+    assert texts == {"invalid arguments: missing field 'command'; unknown field 'cmd'; "
+                     "'n': Input should be a valid integer"}
+
+
+def test_a_call_with_many_bad_fields_gets_a_bounded_answer():
+    @tool
+    def one(a: int) -> int:
+        """One parameter."""
+        return a
+
+    raw = json.dumps({f"field_{i}": i for i in range(5000)})
+    with pytest.raises(ToolArgumentError) as refused:
+        one.parse(raw)
+    assert len(str(refused.value)) < 400
+    assert str(refused.value).endswith("and 4996 more")

@@ -285,3 +285,14 @@ def test_agent_answers_from_the_real_search_output(tmp_path: Path) -> None:
     assert result.outcome == "completed"
     assert result.final.startswith("Per docs/policies/returns.md:")
     assert [e.tool_name for e in result.events if e.type == "tool_result"] == ["search_docs"]
+
+
+def test_a_tool_switched_off_stays_off_for_the_next_agent(tmp_path):
+    ws = Workspace(tmp_path)
+    [shell] = [t for t in ws.tools if t.name == "run_shell"]
+    shell.enabled = False
+    model = ScriptedModel([{"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "run_shell", "arguments": '{"command": "touch ran"}'}}]}, {"content": "ok"}])
+    result = Agent(model, ws.tools).run("go")
+    assert result.messages[3]["content"] == "Error: tool 'run_shell' is switched off."
+    assert not (tmp_path / "ran").exists()

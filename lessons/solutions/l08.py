@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from harness.control import CommandTool
+from harness import CommandTool
 from harness.events import Event
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.openai_model import PROVIDER_VARIABLES
+
 CHROMIUM = "/usr/bin/chromium"
-PROVIDER_ENV_VARS = ("HARNESS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-                     "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-dev-shm-usage"]
@@ -95,7 +95,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("jupyter")
     root = base / "notebooks"
     root.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV_VARS}
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[name] = str(base / name.lower())
     _write_user_settings(base / "jupyter_config_dir/lab/user-settings/@jupyterlab")

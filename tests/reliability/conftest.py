@@ -17,12 +17,12 @@ from .transcript import assert_valid_transcript
 
 @pytest.fixture(autouse=True)
 def every_transcript_is_valid(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    execute = loop._Run.execute
+    execute = loop.Run.execute
 
-    def checked(self: loop._Run, task: str) -> loop.RunResult:
+    def checked(self: loop.Run, task: str) -> loop.RunResult:
         result = execute(self, task)
         assert_valid_transcript(result.messages)
         return result
 
-    monkeypatch.setattr(loop._Run, "execute", checked)
+    monkeypatch.setattr(loop.Run, "execute", checked)
     yield

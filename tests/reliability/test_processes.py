@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness import Workspace
-from harness.control import CommandTool, RunControl
+from harness import CommandTool, RunControl
 from harness.tools import ToolArgumentError
 
 from helpers import all_dead, pid_alive

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, OpenAIModel, Workspace, doctor
-from harness.control import CallLog
+from harness import CallLog
 from tests.fake_openai import QUICK_RETRY, FakeOpenAI, Scripted, http_error, reply, unauthorized
 
 pytest_plugins = ("tests.fake_openai",)  # the `fake_openai` fixture

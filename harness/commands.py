@@ -1,0 +1,92 @@
+"""Command templates: the model picks a tool and fills in parameters, never a command.
+
+From the controlled-execution article (lesson 00 lists the sources)::
+
+    CommandTool("query_record", "Look up an order record.",
+                template="python tools/query_record.py --id {record_id}",
+                params={"record_id": "the order id, e.g. ORD-1001"})
+
+The template is split into argv once, when the tool is made. Each value the model
+sends must match a safe pattern, must not start with ``-``, and lands inside exactly one
+argv element; no shell ever reads it, so ``; rm -rf /`` is just an odd id.
+"""
+
+from __future__ import annotations
+
+import shlex
+import string
+import sys
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, ConfigDict, Field, create_model
+
+from .process import run_process
+from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult
+
+
+SAFE_VALUE = r"[\w .,:@+=/-]{1,200}"
+
+
+def _no_option(value: str) -> str:
+    if value.startswith("-"):
+        raise ValueError("must not start with '-' (it would read as an option)")
+    return value
+
+
+class CommandTool(Tool):
+    """A tool that runs a fixed command template; the model supplies only parameters.
+
+    ``params`` maps each ``{placeholder}`` of the template to a description. A template
+    starting with ``python`` runs with the interpreter that runs the harness. Each value
+    must match ``pattern`` (a safe character set by default), must not start with
+    ``-`` (no smuggled flags), and replaces its placeholder inside one argv element.
+    """
+
+    def __init__(self, name: str, description: str, *, template: str, params: dict[str, str],
+                 cwd: str | Path | None = None, timeout: float = 30,
+                 pattern: str = SAFE_VALUE, max_output: int = DEFAULT_MAX_OUTPUT) -> None:
+        self.argv = shlex.split(template)
+        if not self.argv:
+            raise ValueError("a command template needs a program to run")
+        if placeholders(self.argv[0], template):
+            raise ValueError("the program of a command template must be fixed, not a parameter")
+        # The program is fixed now; `python` means the interpreter running the harness.
+        self.argv[0] = sys.executable if self.argv[0] == "python" else self.argv[0].format()
+        used = [name for token in self.argv[1:] for name in placeholders(token, template)]
+        unknown, unused = set(used) - set(params), set(params) - set(used)
+        if unknown:
+            raise ValueError(f"template {template!r} uses {sorted(unknown)}, which params "
+                             f"does not describe: add them to params")
+        if unused:
+            raise ValueError(f"template {template!r} must use every parameter; it does not "
+                             f"use {sorted(unused)}")
+        fields = {p: (Annotated[str, AfterValidator(_no_option)],
+                      Field(description=d, pattern=f"^(?:{pattern})$"))
+                  for p, d in params.items()}
+        args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+        super().__init__(name, description, args_model, self._run, max_output=max_output)
+        self.cwd, self.timeout = cwd, timeout
+
+    def _run(self, **values: str) -> ToolResult:
+        argv = [self.argv[0], *(token.format_map(values) for token in self.argv[1:])]
+        return run_process(argv, cwd=self.cwd, timeout=self.timeout, max_output=self.max_output)
+
+
+def placeholders(token: str, template: str) -> list[str]:
+    """The ``{name}`` placeholders of one argv token (``{{`` and ``}}`` are literal braces)."""
+    try:
+        parsed = list(string.Formatter().parse(token))
+    except ValueError as exc:
+        raise ValueError(f"template {template!r}: {exc}; write a literal brace as "
+                         "{{ or }}") from None
+    names = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise ValueError(f"template {template!r}: write each placeholder as a plain "
+                             f"{{name}}, not {{{name}{'!' + conversion if conversion else ''}"
+                             f"{':' + spec if spec else ''}}}")
+        names.append(name)
+    return names

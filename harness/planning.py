@@ -1,0 +1,83 @@
+"""Planning in a run: lessons 04, 05 and 07 as one mechanism, made fresh for every run.
+
+    Agent(model, tools, planning=True)      run(task, plan_first=True)
+
+    the run starts     the planning paragraph in the system prompt, and `todo_write`
+    before a request   force ``tool_choice`` to `todo_write`: with ``plan_first``, and
+                       after a round in which a sub-agent ran
+    after a call       an accepted `todo_write` becomes a ``plan_update`` event,
+                       right after its ``tool_result``
+    after a round      the stale-plan reminder (reminder.py)
+    on an answer       the stop gate: open items get one push back, then ``open_items``
+
+The plan itself is a `TodoList` (todo.py); this module only decides when the loop
+should look at it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .calls import Call
+from .mechanism import Mechanism, Note
+from .reminder import Reminder, forced, stop_gate_text
+from .result import RunOver
+from .todo import PLANNING_PROMPT, TodoList, diff
+from .tools import Tool
+
+
+class Planning(Mechanism):
+    """The plan of one run, its `todo_write` tool, the reminder, forcing and the stop gate."""
+
+    def __init__(self, reminder_after: int = 3, counting: str = "success", *,
+                 plan_first: bool = False) -> None:
+        self.plan = TodoList()
+        self.tool = self.plan.as_tool()
+        self.reminder = Reminder(reminder_after, counting)
+        self.force_next = plan_first
+        self.pushbacks = 0
+        self._shown: list = []  # the plan as the last plan_update showed it
+
+    def prompt(self) -> str:
+        return PLANNING_PROMPT
+
+    def tools(self) -> list[Tool]:
+        return [self.tool]
+
+    def tool_choice(self) -> Any:
+        """Forcing lasts exactly one request, whatever the model does with it."""
+        if not self.force_next:
+            return None
+        self.force_next = False
+        return forced("todo_write")
+
+    def after_call(self, call: Call) -> Iterator[Note]:
+        if call.tool is self.tool and call.ok:
+            plan = self.plan.snapshot()
+            changes, self._shown = diff(self._shown, plan), plan
+            yield Note("plan_update", {"todos": [i.model_dump() for i in plan], **changes})
+
+    def after_round(self, calls: list[Call]) -> Iterator[Note]:
+        if any(call.ran and call.tool.replan for call in calls):  # a sub-agent brought news
+            self.force_next = True
+        updated = any(call.tool is self.tool and call.ok for call in calls)
+        text = self.reminder.after_round([call.name for call in calls], updated)
+        if text:
+            yield Note("reminder", {"text": text, "rounds": self.reminder.after}, message=text)
+
+    def on_answer(self, text: str, last_turn: bool) -> Iterator[Note]:
+        """The stop gate: an answer while the plan has open items is pushed back once."""
+        open_items = self.open_items()
+        if not open_items:
+            return
+        if self.pushbacks >= 1 or last_turn:  # no second push back, and none nobody answers
+            raise RunOver("open_items", final=text)
+        self.pushbacks += 1
+        yield Note("stop_gate", {"open_items": open_items}, message=stop_gate_text(open_items))
+
+    def open_items(self) -> list[str]:
+        return [item.content for item in self.plan.open_items()]
+
+    def facts(self) -> dict[str, Any]:
+        return {"open_items": self.open_items(), "pushbacks": self.pushbacks}

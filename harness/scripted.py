@@ -1,0 +1,198 @@
+"""`ScriptedModel`: the offline, deterministic model of the course, and its step builders.
+
+    model = ScriptedModel([
+        tool_call("add", a=2, b=3),                                  # the model's move
+        lambda messages: say(f"The sum is {messages[-1]['content']}."),  # built from the tool
+    ])
+
+Each step is one assistant reply: a message dict in the wire format (the builders below
+write them for you) or a function that builds one from the messages so far, so a
+scripted answer can quote what a tool really returned. A function with a second
+parameter also gets the request's ``tools`` and ``tool_choice`` (`RequestInfo`).
+
+| builder                        | one assistant reply that                         |
+|--------------------------------|--------------------------------------------------|
+| `tool_call(name, **arguments)` | calls one tool                                   |
+| `tool_call(name, '{"a": 2')`   | calls it with this raw JSON text, broken or not  |
+| `say(text)`                    | answers with text                                |
+| `parallel(step, step, ...)`    | makes all their calls at once (and says their text) |
+
+A call without an ``id`` is numbered by the model: ``call_<request>_<index>``. Every
+request is kept in ``.requests``, as it was when it was sent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .models import (
+    Message,
+    ModelError,
+    ModelReply,
+    PromptSizer,
+    Transcript,
+    copy_message,
+    estimate_tokens,
+    parse_reply,
+)
+
+Step = Message | Callable[..., Message]
+
+
+def tool_call(name: str, arguments: dict | str | None = None, /, *, id: str | None = None,
+              **kwargs: Any) -> Message:
+    """One reply that calls one tool: ``tool_call("read_file", path="docs/faq.md")``.
+
+    Give the arguments as keywords, as one dict, or as the raw JSON text a model wrote
+    (``tool_call("add", '{"a": 2')`` sends exactly that text, so you can script a model
+    that gets its JSON wrong).
+    """
+    if arguments is not None and kwargs:
+        raise TypeError("give the arguments as keywords or as one dict/string, not both")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(kwargs if arguments is None else arguments, ensure_ascii=False)
+    call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"role": "assistant", "content": None,
+            "tool_calls": [call if id is None else {"id": id, **call}]}
+
+
+def say(text: str) -> Message:
+    """One reply that answers with ``text`` and calls no tool."""
+    return {"role": "assistant", "content": text}
+
+
+def parallel(*steps: Message) -> Message:
+    """One reply that makes every call of ``steps``, in order (parallel tool calls)."""
+    text = "\n".join(s["content"] for s in steps if s.get("content")) or None
+    return {"role": "assistant", "content": text,
+            "tool_calls": [c for s in steps for c in s.get("tool_calls") or ()]}
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """What a step function may read besides the messages: the request's tools and choice."""
+
+    tools: list[dict]
+    tool_choice: Any
+
+
+class ScriptExhausted(ModelError):
+    """The scripted model was asked for more replies than its script holds."""
+
+
+class ScriptedModel:
+    """A model that plays back a script of replies. See the module docstring.
+
+    A hand-written step may leave out a call's ``id`` and ``type`` and give
+    ``arguments`` as a dict: they are filled in and serialised to the wire format.
+    A step may carry ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``; it is
+    reported, never put in the transcript. Without it usage is estimated and marked
+    ``"estimated": True``.
+    """
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.steps = list(steps)
+        self._log: list[tuple[list[Message], int, list[dict], Any]] = []
+        self._copies: dict[int, tuple[int, Message | None, list[Message]]] = {}
+        self._requests: list[dict] = []
+        self._sizer = PromptSizer()
+
+    @classmethod
+    def from_run(cls, run: Any) -> ScriptedModel:
+        """Replay a recorded run: its model replies, in request order, sub-agents included.
+
+        ``run`` is a `RunResult` or the path of one saved with ``RunResult.save``.
+        The tools run again for real when the replayed model calls them.
+        """
+        if isinstance(run, (str, Path)):
+            events = json.loads(Path(run).read_text(encoding="utf-8"))["events"]
+        else:
+            events = [e.to_dict() for e in run.events]
+        steps = []
+        for event in events:
+            if event["type"] == "model_reply":
+                step = dict(event["message"])
+                if not event["usage"].get("estimated"):
+                    step["usage"] = event["usage"]
+                steps.append(step)
+        return cls(steps)
+
+    @property
+    def requests(self) -> list[dict]:
+        """Every request received, in order, as ``{"messages", "tools", "tool_choice"}``.
+
+        Each ``messages`` is a copy of the list as it was at that request: what was
+        appended or edited later is not in it.
+        """
+        for copy, length, tools, tool_choice in self._log[len(self._requests):]:
+            self._requests.append(
+                {"messages": copy[:length], "tools": tools, "tool_choice": tool_choice})
+        return self._requests
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies are left (never below 0, even after running out)."""
+        return max(0, len(self.steps) - len(self._log))
+
+    def complete(
+        self, messages: list[Message], tools: list[dict], tool_choice: Any = None
+    ) -> ModelReply:
+        n = len(self._log)
+        self._record(messages, tools, tool_choice)
+        if n >= len(self.steps):
+            total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
+            raise ScriptExhausted(
+                f"ScriptedModel has no step left for request #{n + 1} "
+                f"(the script has {total}): add a step, or lower max_turns"
+            )
+        step = self.steps[n]
+        message = _play(step, messages, RequestInfo(list(tools or []), tool_choice))
+        estimate = estimate_tokens(self._sizer.chars(messages, tools))
+        usage = message.get("usage") if isinstance(message, dict) else None
+        # A hand-written step may leave out call ids: number them by request, so the
+        # ids stay unique across the run (the loop never runs a call id twice).
+        return parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}")
+
+    def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> None:
+        """Keep a copy of this request, in O(new messages) for a harness run.
+
+        A harness run (a `Transcript`) only ever appends, and its tool list is fixed, so
+        one private copy per run, grown by the messages appended since the last request,
+        gives back every request exactly. Any other list is copied whole at each request:
+        its owner may have edited a message in place.
+        """
+        if not isinstance(messages, Transcript):
+            copy, tools = [copy_message(m) for m in messages], list(tools or [])
+        else:  # a run and its sub-agents take turns: keep the last few transcripts
+            count, last, copy = self._copies.pop(id(messages), (0, None, []))
+            if count > len(messages) or (count and messages[count - 1] is not last):
+                count, copy = 0, []  # not the transcript we saw before: start again
+            copy.extend(copy_message(m) for m in messages[count:])
+            self._copies[id(messages)] = (len(messages), messages[-1] if messages else None,
+                                          copy)
+            if len(self._copies) > 4:
+                del self._copies[next(iter(self._copies))]
+        self._log.append((copy, len(messages), tools or [], tool_choice))
+
+
+def _play(step: Step, messages: list[Message], info: RequestInfo) -> Any:
+    """The reply of one step: the step itself, or what its function builds."""
+    if not callable(step):
+        return step
+    copies = [copy_message(m) for m in messages]  # a step can read, never edit, the run
+    return step(copies, info) if _wants_info(step) else step(copies)
+
+
+def _wants_info(fn: Callable[..., Any]) -> bool:
+    """True if ``fn`` takes a second positional argument (the `RequestInfo`)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: messages only
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
