@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .hooks import Permissions
-from .tools import Tool, ToolArgumentError, ToolResult
+from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
 Emit = Callable[..., "str | None"]
 
@@ -73,15 +73,17 @@ class CallPath:
             except ToolArgumentError as exc:
                 refusal = ("invalid_arguments", f"Error: {exc}")
         self.used_ids.add(call_id)
-        arguments = (args.model_dump(mode="json") if args is not None
+        # What hooks, the approver and the log see is what will run: a read-only copy.
+        arguments = (readonly(args.model_dump(mode="json")) if args is not None
                      else call["function"]["arguments"])
         writes = {"writes": arguments[tool.writes]} if refusal is None and tool.writes else {}
         block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
                           runnable=refusal is None, **writes)
+        limit = tool.max_output if tool else DEFAULT_MAX_OUTPUT  # refusals are capped too
         if refusal:
-            status, result = refusal[0], ToolResult(False, refusal[1])
+            status, result = refusal[0], ToolResult(False, cap(refusal[1], limit))
         elif block := block or self._permission(tool, arguments):
-            status, result = "blocked", ToolResult(False, block)
+            status, result = "blocked", ToolResult(False, cap(block, limit))
         else:
             result = tool.execute(args)
             status = "ok" if result.ok else "error"
@@ -96,7 +98,7 @@ class CallPath:
                                     "it is not run twice.")
         if tool is None:
             available = ", ".join(self.tools) or "none"
-            return "unknown_tool", f"Error: unknown tool '{name}'. Available: {available}."
+            return "unknown_tool", f"Error: unknown tool '{name[:64]}'. Available: {available}."
         if not tool.enabled:
             return "disabled", f"Error: tool '{name}' is switched off."
         return None
@@ -111,3 +113,36 @@ class CallPath:
         reason = self.permissions.check(tool, arguments)
         self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason
+
+
+def readonly(value: Any) -> Any:
+    """A copy of JSON-like data that refuses changes (dicts and lists, all the way down)."""
+    if isinstance(value, dict):
+        return ReadOnlyDict({k: readonly(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return ReadOnlyList(readonly(v) for v in value)
+    return value
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("a call's arguments are read-only: they are what will run. To stop the "
+                    "call, return a reason from pre_tool_use")
+
+
+class ReadOnlyDict(dict):
+    """A dict (JSON, equality, pickling all work) whose contents cannot change."""
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple:
+        return ReadOnlyDict, (dict(self),)
+
+
+class ReadOnlyList(list):
+    """A list (JSON, equality, pickling all work) whose contents cannot change."""
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple:
+        return ReadOnlyList, (list(self),)

@@ -64,7 +64,9 @@ def notify(observers: Iterable[Any], event: Event) -> None:
     for observer in observers:
         try:
             (observer.on_event if hasattr(observer, "on_event") else observer)(event)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # sys.exit() in an observer is only reported too
             warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
                           f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
 

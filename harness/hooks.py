@@ -79,7 +79,9 @@ class Hooks:
         for fn in self._callbacks[name]:
             try:
                 answer = fn(event)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # even sys.exit() in a hook never ends the run
                 errors.append((name, f"{type(exc).__name__}: {exc}"))
                 if name in ANSWERING:  # a guard that cannot decide says no (fails closed)
                     return f"{ANSWERING[name]}: a {name} hook failed ({errors[-1][1]}).", errors

@@ -107,9 +107,9 @@ class Run:
         try:
             reply = self.control.wait(
                 lambda: ask(self.agent.model, self.messages, self.schemas, choice, report))
-        except RunOver:
+        except (RunOver, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a failed request, or a model object that raised
+        except BaseException as exc:  # a failed request, a model object that raised or exited
             error = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
             raise RunOver("model_error", error=error) from None
         message = reply.message()
