@@ -36,7 +36,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass
 
-from harness import Agent, RunResult, ScriptedModel, tool
+from harness import Agent, RunResult, ScriptedModel, parallel, say, tool, tool_call
 
 WINDOW = 200
 MAX_TIME_RATIO = 2.0
@@ -47,11 +47,6 @@ MAX_MEMORY_RATIO = 2.5
 def bump(n: int) -> int:
     """Return n + 1."""
     return n + 1
-
-
-def _call(call_id: str, name: str, arguments: object) -> dict:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
 
 
 def _plan(done: int, total: int = 5) -> dict:
@@ -66,17 +61,16 @@ def script(rounds: int) -> list[dict]:
     steps = []
     for i in range(rounds):
         if i % 10 == 0:
-            calls = [_call(f"c{i}", "todo_write", _plan(min(i * 5 // rounds, 4)))]
+            steps.append(tool_call("todo_write", _plan(min(i * 5 // rounds, 4)), id=f"c{i}"))
         elif i % 25 == 0:
-            calls = [_call(f"c{i}", "bump", '{"n": "not a number"')]
+            steps.append(tool_call("bump", '{"n": "not a number"', id=f"c{i}"))
         elif i % 40 == 0:
-            calls = [_call(f"c{i}a", "bump", {"n": i}), _call(f"c{i}b", "bump", {"n": -i})]
+            steps.append(parallel(tool_call("bump", id=f"c{i}a", n=i),
+                                  tool_call("bump", id=f"c{i}b", n=-i)))
         else:
-            calls = [_call(f"c{i}", "bump", {"n": i})]
-        steps.append({"role": "assistant", "content": None, "tool_calls": calls})
-    steps.append({"role": "assistant", "content": None,
-                  "tool_calls": [_call("done", "todo_write", _plan(5))]})
-    return [*steps, {"role": "assistant", "content": f"Finished {rounds} rounds."}]
+            steps.append(tool_call("bump", id=f"c{i}", n=i))
+    return [*steps, tool_call("todo_write", _plan(5), id="done"),
+            say(f"Finished {rounds} rounds.")]
 
 
 @dataclass
@@ -105,8 +99,9 @@ class Figures:
 
 
 def run(rounds: int, *, observer: object = None) -> RunResult:
-    agent = Agent(ScriptedModel(script(rounds)), [bump], planning=True,
-                  max_turns=rounds + 2, observers=[observer] if observer else [])
+    agent = Agent(ScriptedModel(script(rounds)), [bump], planning=True, max_turns=rounds + 2,
+                  max_requests=None, max_tool_calls=None,
+                  observers=[observer] if observer else [])
     result = agent.run("Count for a long time.")
     if result.outcome != "completed" or result.turns != rounds + 2:
         raise RuntimeError(f"the long run went wrong: {result!r}")
@@ -142,7 +137,8 @@ def round_times(rounds: int) -> tuple[list[float], list[float]]:
 def traced_peak(rounds: int) -> float:
     """The tracemalloc peak of one run, in bytes (the script is built before tracing)."""
     steps = script(rounds)
-    agent = Agent(ScriptedModel(steps), [bump], planning=True, max_turns=rounds + 2)
+    agent = Agent(ScriptedModel(steps), [bump], planning=True, max_turns=rounds + 2,
+                  max_requests=None, max_tool_calls=None)
     tracemalloc.start()
     try:
         agent.run("Count for a long time.")

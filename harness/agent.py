@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .control import RunControl
+from .calllog import CallLog
+from .control import Budget, RunControl
 from .hooks import Hooks, Permissions
 from .loop import Run
+from .mechanism import Mechanism
 from .models import ChatModel
+from .planning import Planning
 from .reminder import Reminder
 from .result import RunResult
-from .subagent import Child
+from .subagent import Child, RunChild, Subagents
 from .tools import Tool
+from .verify import Verification
 
 DEFAULT_SYSTEM = ("You are a helpful assistant. Use the tools when they help, "
                   "and answer from what they return.")
@@ -49,6 +53,11 @@ class Agent:
         subagents: bool = False,
         subagent_tools: Sequence[str] = (),
         subagent_max_turns: int = 10,
+        max_requests: int | None = 50,
+        max_tool_calls: int | None = 100,
+        max_calls_per_reply: int | None = 10,
+        max_input_tokens: int | None = None,
+        max_refusals: int = 2,
         observers: Iterable[Any] = (),
         agent_id: str = "main",
     ) -> None:
@@ -72,6 +81,12 @@ class Agent:
             raise ValueError(f"subagent_tools names unknown tools {unknown}; "
                              f"known: {sorted(self.tools)}")
         Reminder(reminder_after, reminder_counting)  # fail now on a bad setting, not mid-run
+        Budget(max_requests, max_tool_calls, max_input_tokens)
+        Verification(max_refusals)
+        if max_calls_per_reply is not None and max_calls_per_reply < 1:
+            raise ValueError("max_calls_per_reply must be at least 1, or None for no limit")
+        self.budget = (max_requests, max_tool_calls, max_input_tokens)
+        self.max_calls_per_reply, self.max_refusals = max_calls_per_reply, max_refusals
         self.system = system or DEFAULT_SYSTEM
         self.max_turns, self.max_seconds = max_turns, max_seconds
         self.hooks, self.permissions = hooks or Hooks(), permissions
@@ -81,16 +96,38 @@ class Agent:
         self.observers = list(observers)
         self.agent_id = agent_id
 
-    def run(self, task: str, *, cancel: Any = None, plan_first: bool = False) -> RunResult:
-        """Run one task to an outcome. Always returns a `RunResult`, whatever happened."""
+    def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
+            call_log: CallLog | None = None) -> RunResult:
+        """Run one task to an outcome. Always returns a `RunResult`, whatever happened.
+
+        ``cancel``: anything with ``is_set()``; ``plan_first``: force ``todo_write`` on the
+        first request; ``call_log``: a `CallLog` (intent on disk before each call runs; one
+        that holds entries resumes that run).
+        """
         if plan_first and not self.planning:
             raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
                              "only with Agent(..., planning=True)")
-        control = RunControl.start(self.max_turns, self.max_seconds, cancel)
-        return Run(self, control, plan_first=plan_first).execute(task)
+        control = RunControl.start(self.max_turns, self.max_seconds, cancel, Budget(*self.budget))
+        return Run(self, control, plan_first=plan_first, call_log=call_log).execute(task)
+
+    def mechanisms(self, run_child: RunChild, *, plan_first: bool = False,
+                   depth: int = 0) -> list[Mechanism]:
+        """The mechanisms of one run, made fresh for it (lessons 04 to 08)."""
+        found: list[Mechanism] = []
+        if self.planning:
+            found.append(Planning(self.reminder_after, self.reminder_counting,
+                                  plan_first=plan_first))
+        if self.subagents and depth == 0:  # a sub-agent never delegates again
+            found.append(Subagents([self.tools[n] for n in self.subagent_tools],
+                                   self.subagent_max_turns, run_child, self.agent_id))
+        if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 08)
+            found.append(Verification(self.max_refusals))
+        return found
 
     def for_child(self, child: Child) -> Agent:
         """The agent a sub-agent runs as: what subagent.py chose for it (tools, prompt,
-        turns, id), with this agent's model, hooks and permissions."""
+        turns, id), with this agent's model, hooks, permissions and limits per reply."""
         return Agent(self.model, child.tools, system=child.system, max_turns=child.max_turns,
-                     hooks=self.hooks, permissions=self.permissions, agent_id=child.agent_id)
+                     hooks=self.hooks, permissions=self.permissions, agent_id=child.agent_id,
+                     max_calls_per_reply=self.max_calls_per_reply,
+                     max_refusals=self.max_refusals)

@@ -1,37 +1,46 @@
 """The one path every tool call takes, your tools and the harness's own alike.
 
-    lookup -> not a repeated id? switched on? -> validate the arguments
+    lookup -> not a repeated id? switched on? within the reply's cap? -> validate
+      -> answered before? (a call log being resumed or replayed)
       -> tool_call event          (pre_tool_use hooks: a string blocks the call)
       -> permissions              (ask: approval_request, the approver, approval_result)
-      -> execute the tool
+      -> intent on disk (call log) -> execute -> result on disk
       -> tool_result event        (post_tool_use hooks, if the tool ran)
 
-Every way a call can end is a `ToolResult` the model reads, and a ``status`` on the
-``tool_result`` event:
+Every way a call can end is a `ToolResult` the model reads (capped, like any tool
+output), and a ``status`` on the ``tool_result`` event:
 
-| status              | the call                                   | ran? |
-|---------------------|--------------------------------------------|------|
-| `ok`, `error`       | ran, and worked or failed                  | yes  |
-| `blocked`           | a pre_tool_use hook or the permissions said no | no |
-| `invalid_arguments` | its arguments were refused                 | no   |
-| `unknown_tool`      | named a tool the run does not have         | no   |
-| `disabled`          | named a tool that is switched off          | no   |
-| `duplicate_id`      | reused a call id: a call id is never run twice | no |
+| status              | the call                                                   | ran? |
+|---------------------|------------------------------------------------------------|------|
+| `ok`, `error`       | ran, and worked or failed                                  | yes  |
+| `blocked`           | a pre_tool_use hook or the permissions said no             | no   |
+| `unlogged`          | its intent could not be written to the call log            | no   |
+| `invalid_arguments` | its arguments were refused                                 | no   |
+| `unknown_tool`      | named a tool the run does not have                         | no   |
+| `disabled`          | named a tool that is switched off                          | no   |
+| `duplicate_id`      | reused a call id: a call id is never run twice             | no   |
+| `too_many_calls`    | came after the reply's first ``max_calls_per_reply`` calls | no   |
+| `recorded`          | answered from the call log of the run resumed or replayed  | no   |
+| `unknown`           | started in that run, never finished: reported, not retried | no   |
 
-The harness refuses the last four itself, before any hook: the ``tool_call`` event says
-``runnable=False``, and your hooks only see calls that could run.
+The harness answers the last seven itself, before any hook: the ``tool_call`` event
+says ``runnable=False``, and your hooks only see calls that could run.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .calllog import CallLog
+from .control import RunControl
 from .hooks import Permissions
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
 Emit = Callable[..., "str | None"]
+Answer = tuple[str, ToolResult]  # (status, what the model reads)
 
 
 @dataclass
@@ -57,50 +66,80 @@ class Call:
 class CallPath:
     """The path for one run: its tools (fixed when the run starts), rules and call ids."""
 
-    def __init__(self, tools: dict[str, Tool], permissions: Permissions | None,
-                 emit: Emit) -> None:
-        self.tools, self.permissions, self.emit = tools, permissions, emit
+    def __init__(self, tools: dict[str, Tool], permissions: Permissions | None, emit: Emit,
+                 control: RunControl, *, agent_id: str = "main", per_reply: int | None = None,
+                 log: CallLog | None = None) -> None:
+        self.tools, self.permissions, self.emit, self.control = tools, permissions, emit, control
+        self.agent_id, self.per_reply, self.log = agent_id, per_reply, log
         self.used_ids: set[str] = set()
 
-    def run(self, call: dict) -> Call:
-        """Take one call (wire format) down the path; always returns how it ended."""
+    def run(self, call: dict, position: int = 0) -> Call:
+        """Take one call (wire format; ``position`` in its reply) down the path."""
         call_id, name = call["id"], call["function"]["name"]
         tool = self.tools.get(name)
-        args, refusal = None, self._refusal(call_id, name, tool)
-        if refusal is None:
+        args, early = None, self._refusal(call_id, name, tool, position)
+        if early is None:
             try:
                 args = tool.parse(call["function"]["arguments"])
             except ToolArgumentError as exc:
-                refusal = ("invalid_arguments", f"Error: {exc}")
+                early = "invalid_arguments", ToolResult(False, f"Error: {exc}")
+        if early is None and self.log is not None:
+            early = self.log.recorded(self.agent_id, call_id, tool)
         self.used_ids.add(call_id)
         # What hooks, the approver and the log see is what will run: a read-only copy.
         arguments = (readonly(args.model_dump(mode="json")) if args is not None
                      else call["function"]["arguments"])
-        writes = {"writes": arguments[tool.writes]} if refusal is None and tool.writes else {}
+        writes = {"writes": arguments[tool.writes]} if early is None and tool.writes else {}
         block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
-                          runnable=refusal is None, **writes)
-        limit = tool.max_output if tool else DEFAULT_MAX_OUTPUT  # refusals are capped too
-        if refusal:
-            status, result = refusal[0], ToolResult(False, cap(refusal[1], limit))
+                          runnable=early is None, **writes)
+        if early:
+            status, result = early
         elif block := block or self._permission(tool, arguments):
-            status, result = "blocked", ToolResult(False, cap(block, limit))
+            status, result = "blocked", ToolResult(False, block)
         else:
-            result = tool.execute(args)
-            status = "ok" if result.ok else "error"
+            status, result = self._execute(call_id, tool, args, arguments)
+        result = ToolResult(result.ok, cap(result.output, tool.max_output if tool
+                                          else DEFAULT_MAX_OUTPUT))  # refusals too
         self.emit("tool_result", call_id=call_id, tool_name=name, ok=result.ok,
                   output=result.output, status=status, ran=status in ("ok", "error"))
         return Call(call_id, name, tool, status, result)
 
-    def _refusal(self, call_id: str, name: str, tool: Tool | None) -> tuple[str, str] | None:
-        """The harness's own refusals, before any hook: (status, what the model reads)."""
+    def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Answer:
+        """Intent on record, then the tool, then its result: a call never runs unlogged."""
+        if self.log is not None:
+            try:
+                self.log.intent(self.agent_id, call_id, tool.name, arguments)
+            except OSError as exc:
+                return "unlogged", ToolResult(False, "Not run: its intent could not be "
+                                              f"written to the call log ({exc}).")
+        self.control.budget.spend("tool_calls")
+        result = tool.execute(args)
+        status = "ok" if result.ok else "error"
+        if self.log is not None:
+            try:
+                self.log.result(self.agent_id, call_id, tool.name, status, result.ok,
+                                result.output)
+            except OSError as exc:  # it ran: a resumed run will report it as unknown
+                warnings.warn(f"call log: the result of {call_id} was not written ({exc})",
+                              RuntimeWarning, stacklevel=2)
+        return status, result
+
+    def _refusal(self, call_id: str, name: str, tool: Tool | None,
+                 position: int) -> Answer | None:
+        """The harness's own refusals, before any hook."""
         if call_id in self.used_ids:
-            return "duplicate_id", (f"Error: call id {call_id!r} was already used; "
-                                    "it is not run twice.")
+            text = f"Error: call id {call_id!r} was already used; it is not run twice."
+            return "duplicate_id", ToolResult(False, text)
         if tool is None:
             available = ", ".join(self.tools) or "none"
-            return "unknown_tool", f"Error: unknown tool '{name[:64]}'. Available: {available}."
+            return "unknown_tool", ToolResult(False, f"Error: unknown tool '{name[:64]}'. "
+                                                     f"Available: {available}.")
         if not tool.enabled:
-            return "disabled", f"Error: tool '{name}' is switched off."
+            return "disabled", ToolResult(False, f"Error: tool '{name}' is switched off.")
+        if self.per_reply is not None and position >= self.per_reply:
+            return "too_many_calls", ToolResult(False, f"Not run: one reply may make at most "
+                                                f"{self.per_reply} tool calls. Ask for the "
+                                                "rest in your next reply.")
         return None
 
     def _permission(self, tool: Tool, arguments: dict[str, Any]) -> str | None:

@@ -3,15 +3,19 @@
 A run ends for one of these reasons, checked before each model request and before
 each tool call:
 
-    cancel.is_set()           -> "cancelled"   (anything with is_set(): threading.Event)
-    time.monotonic() > limit  -> "time_limit"  (max_seconds, for the whole run)
-    turns == max_turns        -> "turn_limit"  (checked before a model request)
+    cancel.is_set()                  -> "cancelled"        (anything with is_set())
+    time.monotonic() > deadline      -> "time_limit"       (max_seconds)
+    this agent's requests used up    -> "turn_limit"       (max_turns)
+    the run's requests used up       -> "request_limit"    (max_requests)
+    the run's tool calls used up     -> "tool_call_limit"  (max_tool_calls)
+    the run's input tokens used up   -> "token_limit"      (max_input_tokens)
 
-A sub-agent gets its own turn budget but shares the parent's deadline and cancel, so
-stopping the parent stops the child too. With a deadline or a cancel, a model request
-is waited for in a thread, so a request that hangs cannot hold the run: cancel and
-time out still end it within a fraction of a second. Tools that start processes read
-the current `RunControl` (`process.py` kills a process when the run stops).
+The last three, the deadline and the cancel belong to the whole run: a sub-agent
+spends from the same `Budget` (only its turns are its own), so stopping the parent
+stops the child, and 25 delegations cannot turn ``max_turns=2`` into 100 requests.
+With a deadline or a cancel, a model request is waited for in a thread, so a request
+that hangs cannot hold the run. Tools that start processes read the current
+`RunControl` (`process.py` kills a process when the run stops).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from .models import PromptSizer, estimate_tokens
 from .result import RunOver
 
 T = TypeVar("T")
@@ -33,29 +38,69 @@ _current: contextvars.ContextVar[RunControl | None] = contextvars.ContextVar(
 )
 
 
+LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
+          "input_tokens": "token_limit"}
+
+
+@dataclass
+class Budget:
+    """What the whole run may spend, shared by every sub-agent (``None``: no limit)."""
+
+    requests: int | None = None
+    tool_calls: int | None = None
+    input_tokens: int | None = None
+    used: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LIMITS, 0))
+    exhausted: str | None = None  # once a limit has said no, it says no to every agent
+
+    def __post_init__(self) -> None:
+        for name in LIMITS:
+            limit = getattr(self, name)
+            if limit is not None and limit < 1:
+                raise ValueError(f"max_{name} must be at least 1, or None for no limit")
+
+    def check(self, name: str, more: int = 0) -> None:
+        """Raise `RunOver` if spending ``more`` of ``name`` would go past its limit, or if
+        any limit has been reached before (a sub-agent's included). ``more=0``: if
+        nothing of it is left."""
+        limit = getattr(self, name)
+        if limit is not None and self.used[name] + max(more, 1) > limit:
+            self.exhausted = LIMITS[name]
+        if self.exhausted:
+            raise RunOver(self.exhausted)
+
+    def spend(self, name: str, amount: int = 1) -> None:
+        self.used[name] += amount
+
+    def limits(self) -> dict[str, int | None]:
+        return {name: getattr(self, name) for name in LIMITS}
+
+
 @dataclass
 class RunControl:
-    """The budget of one (sub-)agent run."""
+    """The budget of one (sub-)agent run: its own turns, the run's clock, cancel, budget."""
 
     max_turns: int
     deadline: float | None = None  # time.monotonic() value, shared with sub-agents
     cancel: Any = None
+    budget: Budget = field(default_factory=Budget)  # shared with sub-agents
     turns: int = 0
+    _sizer: PromptSizer = field(default_factory=PromptSizer, repr=False, compare=False)
     _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
     _gave_up: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
-    def start(cls, max_turns: int, max_seconds: float | None, cancel: Any) -> RunControl:
+    def start(cls, max_turns: int, max_seconds: float | None, cancel: Any,
+              budget: Budget | None = None) -> RunControl:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         if cancel is not None and not callable(getattr(cancel, "is_set", None)):
             raise TypeError("cancel must have an is_set() method, e.g. threading.Event()")
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        return cls(max_turns, deadline, cancel)
+        return cls(max_turns, deadline, cancel, budget or Budget())
 
     def child(self, max_turns: int) -> RunControl:
-        """A budget for a sub-agent: its own turns, the parent's clock and cancel."""
-        return RunControl(max_turns, self.deadline, self.cancel)
+        """A budget for a sub-agent: its own turns; the run's clock, cancel and budget."""
+        return RunControl(max_turns, self.deadline, self.cancel, self.budget)
 
     def stop_reason(self) -> str | None:
         """``"cancelled"`` or ``"time_limit"`` if the run must stop now, else ``None``."""
@@ -71,15 +116,29 @@ class RunControl:
         if reason:
             raise RunOver(reason)
 
-    def next_turn(self) -> None:
-        """Before a model request: stop if the run must, or if no turn is left; count it."""
+    def next_turn(self, messages: list[dict], tools: list[dict]) -> None:
+        """Before a model request: stop if the run must, or if this agent or the run has
+        no request left (or too few input tokens for this one); else count it."""
         self.check()
         if self.turns >= self.max_turns:
             raise RunOver("turn_limit")
+        self.budget.check("requests")
+        if self.budget.input_tokens is not None:  # what this request will cost, about
+            self.budget.check("input_tokens", estimate_tokens(self._sizer.chars(messages, tools)))
         self.turns += 1
+        self.budget.spend("requests")
+
+    def before_call(self) -> None:
+        """Before a tool call: stop if the run must, or if it has no tool call left."""
+        self.check()
+        self.budget.check("tool_calls")
 
     def turns_left(self) -> int:
-        return self.max_turns - self.turns
+        """How many more requests this agent may send (its turns, and the run's budget)."""
+        left = self.max_turns - self.turns
+        if self.budget.requests is not None:
+            left = min(left, self.budget.requests - self.budget.used["requests"])
+        return left
 
     def seconds_left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())

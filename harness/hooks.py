@@ -13,12 +13,15 @@ A hook is a function that receives one kind of event, the moment the loop emits 
 | `user_prompt_submit` | `run_start`           | once, before the first request         |
 | `pre_tool_use`       | `tool_call`           | before each call runs (may block)      |
 | `post_tool_use`      | `tool_result`         | after each call that ran               |
-| `stop`               | `stop`                | when the model answers without tools   |
+| `stop`               | `stop`                | when the model answers (may refuse it) |
 | `subagent_stop`      | `subagent_end`        | when a delegated sub-agent finishes    |
 
-An unknown tool or invalid arguments are refused before the ``tool_call`` event, so
-your hooks only see calls that could run. A ``pre_tool_use`` callback that returns a
-string blocks the call: the tool does not run and the model reads the string.
+The harness refuses an unknown tool or invalid arguments itself (their ``tool_call``
+event says ``runnable=False``), so your hooks only see calls that could run. A
+``pre_tool_use`` callback that returns a string blocks the call: the tool does not run
+and the model reads the string. A ``stop`` callback that returns a string refuses the
+answer: the model reads why and tries again (verify.py; "a tool that ran is not a task
+that is done").
 
 `Permissions` is a table ``tool name -> "allow" | "ask" | "deny"``, enforced on the
 same path. The table is frozen when made: nothing a model says or a tool returns can
@@ -43,7 +46,9 @@ HOOKS: dict[str, tuple[str, str | None]] = {  # name: (the event it receives, fi
     "subagent_stop": ("subagent_end", None),
 }
 HOOK_NAMES = tuple(HOOKS)
-ANSWERING = {"pre_tool_use": "Blocked"}  # hooks whose string answer is a "no"
+ANSWERING = ("pre_tool_use", "stop")  # hooks whose string answer is a "no"
+FAILS_CLOSED = {"pre_tool_use": "Blocked"}  # a broken guard blocks; a broken stop hook is
+# only reported (it has not refused anything)
 DECISIONS = ("allow", "ask", "deny")
 
 Approver = Callable[[str, dict], bool]
@@ -65,6 +70,10 @@ class Hooks:
         self._callbacks[name].append(fn)
         return fn
 
+    def listening(self, name: str) -> bool:
+        """True if any callback is registered for the hook ``name``."""
+        return bool(self._callbacks[name])
+
     def fire(self, event: Event) -> tuple[str | None, list[tuple[str, str]]]:
         """Run the callbacks of the hook that listens to ``event``, in order.
 
@@ -83,8 +92,8 @@ class Hooks:
                 raise
             except BaseException as exc:  # even sys.exit() in a hook never ends the run
                 errors.append((name, f"{type(exc).__name__}: {exc}"))
-                if name in ANSWERING:  # a guard that cannot decide says no (fails closed)
-                    return f"{ANSWERING[name]}: a {name} hook failed ({errors[-1][1]}).", errors
+                if name in FAILS_CLOSED:  # a guard that cannot decide says no
+                    return f"{FAILS_CLOSED[name]}: a {name} hook failed ({errors[-1][1]}).", errors
                 continue
             if name in ANSWERING and isinstance(answer, str) and answer:
                 return answer, errors

@@ -10,11 +10,9 @@
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
     -> RunResult                                                      run_end event
 
-Every message is a plain dict in the OpenAI wire format: what you see in
-``result.messages`` is exactly what the model was sent. Later lessons add mechanisms
-(planning, sub-agents) that the loop calls at fixed points (mechanism.py), so this
-loop reads the same from lesson 01 to lesson 08. `Agent` (agent.py) holds the settings;
-each ``agent.run(task)`` is one `Run`.
+Messages are plain dicts in the OpenAI wire format: ``result.messages`` is exactly what
+the model was sent. Later lessons add mechanisms (planning, sub-agents) that the loop
+calls at fixed points (mechanism.py), so it reads the same from lesson 01 to 08.
 """
 
 from __future__ import annotations
@@ -25,41 +23,37 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .calllog import CallLog
 from .calls import CallPath
 from .control import RunControl
 from .events import TRANSIENT, Event, notify
-from .mechanism import Mechanism, Note
+from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, Transcript, ask, copy_message
-from .planning import Planning
 from .result import RunOver, RunResult, usage_of
-from .subagent import INTERRUPTED, Child, Delegation, Subagents
+from .subagent import INTERRUPTED, Child, Delegation
 
 if TYPE_CHECKING:
     from .agent import Agent
 
 UNKNOWN = "Interrupted while running (KeyboardInterrupt): its result is unknown."
 
+
 class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
-    def __init__(self, agent: Agent, control: RunControl, *, depth: int = 0,
-                 sink: Any = None, plan_first: bool = False) -> None:
+    def __init__(self, agent: Agent, control: RunControl, *, depth: int = 0, sink: Any = None,
+                 plan_first: bool = False, call_log: CallLog | None = None) -> None:
         self.agent, self.control, self.depth = agent, control, depth
         self.agent_id = agent.agent_id
         self.messages: list[dict] = Transcript()
         self.events: list[Event] = []
-        self.sink = sink or (lambda event: agent.observers and notify(agent.observers, event))
-        self.mechanisms: list[Mechanism] = []
-        if agent.planning:
-            self.mechanisms.append(Planning(agent.reminder_after, agent.reminder_counting,
-                                            plan_first=plan_first))
-        if agent.subagents and depth == 0:  # a sub-agent never delegates again
-            self.mechanisms.append(Subagents([agent.tools[n] for n in agent.subagent_tools],
-                                             agent.subagent_max_turns, self.run_child,
-                                             self.agent_id))
+        watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
+        self.sink = sink or (lambda event: watching and notify(watching, event))
+        self.mechanisms = agent.mechanisms(self.run_child, plan_first=plan_first, depth=depth)
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
-        self.calls = CallPath(tools, agent.permissions, self.emit)
+        self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
+                              agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
 
     def execute(self, task: str) -> RunResult:
         """Run to an outcome and return everything the run produced, however it ended."""
@@ -69,7 +63,8 @@ class Run:
                 prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
                 self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
                                   {"role": "user", "content": task}]
-                self.emit("run_start", task=task)
+                self.emit("run_start", task=task, model=getattr(self.agent.model, "model", None),
+                          limits=self.control.budget.limits())
                 self.loop()
         except RunOver as over:
             end = over
@@ -80,11 +75,9 @@ class Run:
             self.emit("run_end", outcome=end.outcome, final=end.final, error=end.error,
                       usage=usage, turns=self.control.turns,
                       seconds=round(time.monotonic() - started, 3))
-        planning, subagents = self._find(Planning), self._find(Subagents)
+        kept = {k: v for m in self.mechanisms for k, v in m.results().items()}  # plan (04)
         return RunResult(end.outcome, end.final, self.messages, self.events, usage,
-                         planning.plan.snapshot() if planning else [],
-                         subagents.delegations if subagents else [], self.control.turns,
-                         end.error)
+                         turns=self.control.turns, error=end.error, **kept)
 
     def loop(self) -> None:
         """Ask, run the tools asked for, repeat. The run ends when RunOver is raised."""
@@ -97,7 +90,7 @@ class Run:
 
     def ask(self) -> ModelReply:
         """One model request: check the budget, pick the tool_choice, record the reply."""
-        self.control.next_turn()  # cancelled, time_limit or turn_limit end the run here
+        self.control.next_turn(self.messages, self.schemas)  # cancel, time, budget: stop here
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
@@ -112,6 +105,7 @@ class Run:
         except BaseException as exc:  # a failed request, a model object that raised or exited
             error = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
             raise RunOver("model_error", error=error) from None
+        self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
         message = reply.message()
         self.emit("model_reply", message=copy_message(message), usage=reply.usage,
                   finish_reason=reply.finish_reason)
@@ -122,9 +116,9 @@ class Run:
         """One round: every call in order, each answered by exactly one tool message."""
         start, done = len(self.messages), []
         try:
-            for call in calls:
-                self.control.check()  # cancelled or time_limit: the rest are not run
-                done.append(self.calls.run(call))
+            for position, call in enumerate(calls):
+                self.control.before_call()  # cancel, time, the tool-call budget: stop here
+                done.append(self.calls.run(call, position))
                 self.tool_message(call, done[-1].result.output)
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
@@ -141,12 +135,12 @@ class Run:
         """The model answered without tools: a mechanism may push back, else it is over."""
         text = reply.content or ""
         facts = {key: value for m in self.mechanisms for key, value in m.facts().items()}
-        self.emit("stop", final=text, turns=self.control.turns, **facts)
+        refusal = self.emit("stop", final=text, turns=self.control.turns, **facts)
         if reply.refusal or reply.finish_reason == "length":  # never a silent "completed"
             raise RunOver("refused" if reply.refusal else "truncated", final=text)
-        last_turn = self.control.turns_left() == 0
-        for mechanism in self.mechanisms:
-            if self.note(mechanism.on_answer(text, last_turn)):  # the stop gate (lesson 07)
+        answer = Answer(text, self.control.turns_left() <= 0, refusal)
+        for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (08)
+            if self.note(mechanism.on_answer(answer)):
                 return  # pushed back: the next request carries why
         raise RunOver("completed", final=text)
 
@@ -155,8 +149,7 @@ class Run:
     def tool_message(self, call: dict, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
-    def answer_missing(self, calls: list[dict], start: int, first: str,
-                       rest: str | None = None) -> None:
+    def answer_missing(self, calls: list[dict], start: int, first: str, rest: str = "") -> None:
         """Answer every call of the round still unanswered, so the transcript stays valid."""
         answered = sum(m["role"] == "tool" for m in self.messages[start:])
         for i, call in enumerate(calls[answered:]):
@@ -164,19 +157,15 @@ class Run:
 
     def note(self, notes: Iterable[Note]) -> bool:
         """Do what a mechanism asks: tell the model (a user message), record the event."""
-        count = 0
+        notes = list(notes)
         for note in notes:
             if note.message:
                 self.messages.append({"role": "user", "content": note.message})
             self.emit(note.event, **note.data)
-            count += 1
-        return count > 0
+        return bool(notes)
 
     def emit(self, type_: str, **data: Any) -> str | None:
-        """Record an event, show it to the observers, run the hooks that listen to it.
-
-        Returns a hook's answer: a string from ``pre_tool_use`` blocks the call.
-        """
+        """Record an event, show it to observers, run its hooks; return a hook's "no"."""
         event = Event(type_, self.agent_id, self.depth, data)
         self.events.append(event)
         self.sink(event)
@@ -187,8 +176,7 @@ class Run:
         return answer
 
     def report(self, type_: str, **data: Any) -> None:
-        """What the model tells while it answers: streamed pieces reach the observers only
-        (the model_reply event keeps the whole reply); anything else is an event."""
+        """What a model tells while it answers: streamed text (for observers only), a fallback."""
         if type_ in TRANSIENT:
             self.sink(Event(type_, self.agent_id, self.depth, data))
         else:
@@ -201,15 +189,12 @@ class Run:
         self.sink(event)
 
     def run_child(self, child: Child) -> Delegation:
-        """Run a sub-agent inside this run. subagent.py chose what it gets; it keeps this
-        run's model, hooks, permissions, clock and cancel, and its events join ours."""
+        """Run a sub-agent in this run (subagent.py chose what it gets); its events join ours."""
         self.emit("subagent_start", child_id=child.agent_id, task=child.task)
         result = Run(self.agent.for_child(child), self.control.child(child.max_turns),
-                     depth=self.depth + 1, sink=self.forward).execute(child.task)
+                     depth=self.depth + 1, sink=self.forward,
+                     call_log=self.calls.log).execute(child.task)
         done = child.record(result)
         self.emit("subagent_end", **done.to_dict())
         return done
-
-    def _find(self, kind: type) -> Any:
-        return next((m for m in self.mechanisms if isinstance(m, kind)), None)
 

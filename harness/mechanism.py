@@ -8,7 +8,8 @@ each run that may act at any of them; the loop asks every mechanism, in order:
     before each request   tool_choice()            planning: force todo_write
     after each call       after_call(call)         planning: a plan_update event
     after each round      after_round(calls)       planning: the stale-plan reminder
-    on an answer          on_answer(text, last)    planning: the stop gate
+    on an answer          on_answer(answer)        planning: the stop gate
+                                                   verification: a refused answer
 
 What a mechanism wants done comes back as `Note`s: an event to record and, if it has
 one, a user message that the next request carries. To end the run instead, it raises
@@ -24,6 +25,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .calls import Call
     from .tools import Tool
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The model answered without tools: what it said, and what the loop knows about it."""
+
+    text: str
+    last_turn: bool = False  # no request is left to answer a push back with
+    refusal: str | None = None  # a stop hook's reason to refuse it (verify.py)
 
 
 @dataclass
@@ -59,13 +69,14 @@ class Mechanism:
         """After every call of one reply has its tool message."""
         return ()
 
-    def on_answer(self, text: str, last_turn: bool) -> Iterable[Note]:
-        """The model answered without tools: a note pushes back, `RunOver` ends the run.
-
-        ``last_turn`` says no request is left to answer a push back with.
-        """
+    def on_answer(self, answer: Answer) -> Iterable[Note]:
+        """The model answered without tools: a note pushes back, `RunOver` ends the run."""
         return ()
 
     def facts(self) -> dict[str, Any]:
         """What this mechanism knows that the ``stop`` event should carry."""
+        return {}
+
+    def results(self) -> dict[str, Any]:
+        """What this mechanism adds to the `RunResult` (``plan``, ``delegations``)."""
         return {}

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .calls import Call
-from .mechanism import Mechanism, Note
+from .mechanism import Answer, Mechanism, Note
 from .reminder import Reminder, forced, stop_gate_text
 from .result import RunOver
 from .todo import PLANNING_PROMPT, TodoList, diff
@@ -66,13 +66,13 @@ class Planning(Mechanism):
         if text:
             yield Note("reminder", {"text": text, "rounds": self.reminder.after}, message=text)
 
-    def on_answer(self, text: str, last_turn: bool) -> Iterator[Note]:
+    def on_answer(self, answer: Answer) -> Iterator[Note]:
         """The stop gate: an answer while the plan has open items is pushed back once."""
         open_items = self.open_items()
         if not open_items:
             return
-        if self.pushbacks >= 1 or last_turn:  # no second push back, and none nobody answers
-            raise RunOver("open_items", final=text)
+        if self.pushbacks >= 1 or answer.last_turn:  # no second push back, none unanswered
+            raise RunOver("open_items", final=answer.text)
         self.pushbacks += 1
         yield Note("stop_gate", {"open_items": open_items}, message=stop_gate_text(open_items))
 
@@ -81,3 +81,6 @@ class Planning(Mechanism):
 
     def facts(self) -> dict[str, Any]:
         return {"open_items": self.open_items(), "pushbacks": self.pushbacks}
+
+    def results(self) -> dict[str, Any]:
+        return {"plan": self.plan.snapshot()}

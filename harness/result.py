@@ -4,12 +4,16 @@
 |----------------|-----------------------------------------------------------------|
 | `completed`    | the model answered without calling a tool (and the plan is done) |
 | `open_items`   | it answered twice while its plan still had open items            |
-| `turn_limit`   | `max_turns` model requests were used up                          |
+| `turn_limit`   | this agent's `max_turns` model requests were used up             |
 | `time_limit`   | `max_seconds` ran out                                            |
 | `cancelled`    | `cancel.is_set()` became true (or the kernel was interrupted)    |
 | `model_error`  | a model request failed; `error` says why                        |
 | `truncated`    | the answer was cut off (``finish_reason: "length"``); `final` holds what came |
 | `refused`      | the model refused to answer; `final` holds its refusal           |
+| `request_limit` | the run's model requests (``max_requests``) were used up        |
+| `tool_call_limit` | the run's tool calls (``max_tool_calls``) were used up        |
+| `token_limit`  | the run's input tokens (``max_input_tokens``) were used up      |
+| `unverified`   | a ``stop`` hook kept refusing the answer; `final` is the last one, `error` why |
 
 Nothing of the transcript is lost: ``messages`` holds every message sent and
 received, ``events`` every step. ``save(path)`` writes it as JSON; ``load(path)`` reads
@@ -32,7 +36,8 @@ from .subagent import Delegation
 from .todo import TodoItem, render
 
 OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
-            "truncated", "refused")
+            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit",
+            "unverified")
 
 
 class RunOver(Exception):

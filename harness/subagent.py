@@ -115,6 +115,9 @@ class Subagents(Mechanism):
     def tools(self) -> list[Tool]:
         return [self.tool]
 
+    def results(self) -> dict:
+        return {"delegations": self.delegations}
+
     def delegate(self, task: str) -> ToolResult:
         """Run one sub-agent to its end; its answer is the tool's result."""
         child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task,

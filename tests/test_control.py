@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from helpers import call, final, step
 
 from harness import Agent, Hooks, Permissions, ScriptedModel, tool
-from harness import CallLog, CommandTool
+from harness import CommandTool
 
 ECHO = CommandTool("echo_id", "Echo a record id.", template="echo --id {record_id}",
                    params={"record_id": "the record id"})
@@ -69,41 +68,6 @@ def test_a_command_that_runs_too_long_is_killed():
     slow = CommandTool("slow", "d", template="sleep {s}", params={"s": "seconds"}, timeout=0.3)
     out = results(run_with(slow, {"s": "30"}))[0]
     assert not out.ok and "timed out" in out.output
-
-
-def test_call_log_records_intent_before_result_for_every_call(tmp_path):
-    log = CallLog(tmp_path / "calls.jsonl")
-    seen = []
-
-    @tool
-    def ping() -> str:
-        """Ping."""
-        seen.append([e["phase"] for e in log.entries])
-        return "pong"
-
-    model = ScriptedModel([step(call("c1", "ping", {}), call("c2", "nope", {})), final("ok")])
-    Agent(model, [ping], observers=[log]).run("go")
-    assert seen == [["intent"]]  # the intent was on record before the tool ran
-    lines = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text("utf-8").splitlines()]
-    assert [(e["phase"], e["call_id"]) for e in lines] == [
-        ("intent", "c1"), ("result", "c1"), ("intent", "c2"), ("result", "c2")]
-    assert lines[3]["status"] == "unknown_tool"
-    assert log.unfinished() == []
-
-
-def test_call_log_reports_a_call_whose_result_is_unknown():
-    log = CallLog()
-
-    @tool
-    def hang() -> str:
-        """Never returns normally."""
-        raise KeyboardInterrupt
-
-    result = Agent(ScriptedModel([step(call("c1", "hang", {}))]), [hang],
-                   observers=[log]).run("go")
-    assert result.outcome == "cancelled"
-    assert [e["call_id"] for e in log.unfinished()] == ["c1"]
-    assert "result is unknown" in result.messages[-1]["content"]
 
 
 def test_a_call_id_is_never_executed_twice():
