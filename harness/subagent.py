@@ -43,7 +43,8 @@ SUBAGENT_SYSTEM = (
 DELEGATE_DESCRIPTION = (
     "Hand a self-contained sub-task to a sub-agent with a fresh, empty context. It sees "
     "only the task text (not this conversation), so include every detail it needs. "
-    "Returns the sub-agent's final answer."
+    "Returns the sub-agent's final answer. Sub-agents run one at a time, in the order "
+    "you call them: a second delegation starts when the first has answered."
 )
 
 INTERRUPTED = "interrupted (KeyboardInterrupt)"
