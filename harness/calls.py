@@ -83,8 +83,6 @@ class CallPath:
                 args = tool.parse(call["function"]["arguments"])
             except ToolArgumentError as exc:
                 early = "invalid_arguments", ToolResult(False, f"Error: {exc}")
-        if early is None and self.log is not None:
-            early = self.log.recorded(self.agent_id, call_id, tool)
         self.used_ids.add(call_id)
         # What hooks, the approver and the log see is what will run: a read-only copy.
         arguments = (readonly(args.model_dump(mode="json")) if args is not None
@@ -140,6 +138,8 @@ class CallPath:
             return "too_many_calls", ToolResult(False, f"Not run: one reply may make at most "
                                                 f"{self.per_reply} tool calls. Ask for the "
                                                 "rest in your next reply.")
+        if self.log is not None:  # resuming or replaying: answered before? (call log)
+            return self.log.recorded(self.agent_id, call_id, tool)
         return None
 
     def _permission(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
