@@ -5,16 +5,28 @@
 It asks in a terminal (stdin is a tty) or in a Jupyter kernel (the notebook shows an
 input box). Anything else (a pipe, a file, CI, nbval) is answered "no" without reading:
 an unattended run never hangs on the question.
+
+What is approved is shown whole: a question that cut the arguments short would let a
+hidden tail run after "yes". Control characters (an escape sequence can rewrite the
+line above) and bidirectional controls (they reorder what you read) are shown escaped,
+``\\u202e``; long arguments are shown in full with their length, and arguments too
+long to review are refused without asking.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import unicodedata
+
+ONE_LINE = 200          # up to this many characters, the question fits on one line
+MAX_SHOWN = 10_000      # longer than this, nobody reviews it at a prompt: refused
+HIDDEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, formats, separators, ...
+VISIBLE_FORMATS = {"\u200d"}  # ...except the joiner inside emoji (👩‍💻), which is harmless
 
 
 def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
-    """Ask the person at the keyboard: ``Allow shell({...})? [y/N]``. No one there means no.
+    """Ask the person at the keyboard: ``Allow run_shell({...})? [y/N]``. No one there means no.
 
     It asks in a terminal (stdin is a tty) or in a Jupyter kernel (the notebook shows an
     input box). Anything else (a pipe, a file, CI) is answered "no" without reading, and
@@ -23,14 +35,32 @@ def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
     """
     if not (_stdin_is_tty() or _in_kernel()):
         return False
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > 200:
-        shown = shown[:197] + "..."
+    name, shown = escape(tool_name), escape(json.dumps(arguments, ensure_ascii=False))
+    if len(shown) > MAX_SHOWN:
+        print(f"Not asking: the arguments of {name} are {len(shown):,} characters, too long "
+              f"to review here (at most {MAX_SHOWN:,}). Refused.")
+        return False
+    if len(shown) <= ONE_LINE:
+        question = f"Allow {name}({shown})? [y/N] "
+    else:
+        print(f"{name} asks to run with these arguments ({len(shown):,} characters, "
+              f"all shown):\n{shown}")
+        question = f"Allow {name} with the {len(shown):,} characters above? [y/N] "
     try:
-        answer = input(f"Allow {tool_name}({shown})? [y/N] ")
+        answer = input(question)
     except (EOFError, OSError, RuntimeError):  # no stdin, or a kernel that cannot ask
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def escape(text: str) -> str:
+    """``text`` with every invisible or reordering character written as ``\\uXXXX``."""
+    return "".join(_escaped(c) if unicodedata.category(c) in HIDDEN
+                   and c not in VISIBLE_FORMATS else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
 
 
 def _stdin_is_tty() -> bool:

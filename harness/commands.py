@@ -8,7 +8,9 @@ From the controlled-execution article (lesson 00 lists the sources)::
 
 The template is split into argv once, when the tool is made. Each value the model
 sends must match a safe pattern, must not start with ``-``, and lands inside exactly one
-argv element; no shell ever reads it, so ``; rm -rf /`` is just an odd id.
+argv element; no shell ever reads it, so ``; rm -rf /`` is just an odd id. The command
+runs like `run_shell` (process.py): in the sandbox where there is one, with ``cwd`` as
+its only writable folder (the harness's current folder when ``cwd`` is not given).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from .process import run_process
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult
 
 
-SAFE_VALUE = r"[\w .,:@+=/-]{1,200}"
+# Letters, digits and ``_ .,:=/-``. Not ``@`` (``@notes.txt`` makes gcc, javac, and
+# argparse programs with fromfile_prefix_chars read more options from a file) and not
+# ``+`` (``+cmd`` is an option to vim, less and others).
+SAFE_VALUE = r"[\w .,:=/-]{1,200}"
 
 
 def _no_option(value: str) -> str:
@@ -41,11 +46,16 @@ class CommandTool(Tool):
     starting with ``python`` runs with the interpreter that runs the harness. Each value
     must match ``pattern`` (a safe character set by default), must not start with
     ``-`` (no smuggled flags), and replaces its placeholder inside one argv element.
+
+    ``side_effects`` is True by default (a command may change anything): replaying a
+    saved run returns its recorded result instead of running it again. Set it False for
+    a pure lookup, so a replay runs it for real.
     """
 
     def __init__(self, name: str, description: str, *, template: str, params: dict[str, str],
                  cwd: str | Path | None = None, timeout: float = 30,
-                 pattern: str = SAFE_VALUE, max_output: int = DEFAULT_MAX_OUTPUT) -> None:
+                 pattern: str = SAFE_VALUE, max_output: int = DEFAULT_MAX_OUTPUT,
+                 side_effects: bool = True) -> None:
         self.argv = shlex.split(template)
         if not self.argv:
             raise ValueError("a command template needs a program to run")
@@ -65,7 +75,8 @@ class CommandTool(Tool):
                       Field(description=d, pattern=f"^(?:{pattern})$"))
                   for p, d in params.items()}
         args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
-        super().__init__(name, description, args_model, self._run, max_output=max_output)
+        super().__init__(name, description, args_model, self._run, max_output=max_output,
+                         side_effects=side_effects)
         self.cwd, self.timeout = cwd, timeout
 
     def _run(self, **values: str) -> ToolResult:

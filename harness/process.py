@@ -1,39 +1,80 @@
-"""Running a tool's process: a new process group, a timeout, capped output, no secrets.
+"""Running a tool's process: contained, with a timeout, capped output and no secrets.
 
     run_process(["python", "-m", "pytest", "-q"], cwd=root, timeout=30)
-      -> ToolResult(ok, "exit status 0\nstdout:\n...\nstderr:\n...")
+      -> ToolResult(ok, "exit status 0\\nstdout:\\n...\\nstderr:\\n...")
 
-`run_shell` (workspace.py) and command templates (commands.py) run through here. The
-process starts in a new process group; on timeout, cancel or the run's deadline the
-whole group is killed (``os.killpg``), so children started in the background die too.
-Two threads drain the pipes keeping only the head and tail, so a chatty command can
-neither deadlock nor fill memory. The environment is the harness's, minus secrets.
+`run_shell` (workspace.py) and command templates (commands.py) run through here:
+
+    the environment    an allowlist (`ALLOWED_ENV`), never the harness's own
+    containment        bubblewrap where it works, else the reaper, else a process group
+                       (sandbox.py): what the call started ends when the call ends
+    the clock          the call's timeout, cut to what is left of the run's max_seconds;
+                       on timeout, cancel or the run's deadline, everything is killed
+    the output         two threads drain the pipes keeping only the head and tail, so a
+                       chatty command can neither deadlock nor fill memory
 """
 
 from __future__ import annotations
 
 import os
-import re
+import shutil
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
 from .control import current
+from .sandbox import contain
 from .tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
+
+# What a tool's process gets from the harness's environment, and why; nothing else.
+# A denylist of secret-looking names always misses one (DATABASE_URL, GH_PAT,
+# SSH_AUTH_SOCK, a password inside a URL): an allowlist cannot.
+ALLOWED_ENV = {
+    "PATH": "to find programs",
+    "HOME": "where programs look for their settings (read-only in the sandbox)",
+    "USER": "who runs the command (git, getpass)",
+    "LOGNAME": "the same, for older programs",
+    "LANG": "the locale: UTF-8 output decodes the same way here",
+    "LANGUAGE": "the language of messages",
+    "TERM": "what the programs may print (there is no terminal: output is piped)",
+    "TZ": "the time zone dates are printed in",
+    "TMPDIR": "where temporary files go (/tmp in the sandbox)",
+    "PYTHONUTF8": "Python's own UTF-8 mode",
+    "PYTHONIOENCODING": "the encoding of Python's output",
+    "VIRTUAL_ENV": "the Python environment in use (its bin/ is already on PATH)",
+    "SYSTEMROOT": "Windows: many programs fail to start without it",
+    "COMSPEC": "Windows: the command interpreter",
+    "PATHEXT": "Windows: which files are programs",
+    "TEMP": "Windows: temporary files",
+    "TMP": "Windows: temporary files",
+}
+ALLOWED_PREFIXES = ("LC_",)  # LC_ALL, LC_CTYPE, ...: the locale, piece by piece
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a tool's process: the allowlisted variables, plus ``extra``.
+
+    Whatever a command prints goes to the model, the transcript and the call log: a
+    key in its environment is one ``env`` away from all three. A tool that needs a
+    variable gets it explicitly, through ``extra``.
+    """
+    env = {k: v for k, v in os.environ.items()
+           if k.upper() in ALLOWED_ENV or k.upper().startswith(ALLOWED_PREFIXES)}
+    return {**env, **(extra or {})}
 
 
 def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: float = 30,
-                max_output: int = DEFAULT_MAX_OUTPUT) -> ToolResult:
-    """Run ``argv`` in a new process group until it ends, times out or the run stops.
+                max_output: int = DEFAULT_MAX_OUTPUT,
+                env: Mapping[str, str] | None = None) -> ToolResult:
+    """Run ``argv`` in ``cwd`` (its only writable folder, where sandboxed) until it ends,
+    times out or the run stops; then nothing it started is left running.
 
-    Two threads drain the pipes, keeping only the head and tail, so a chatty command
-    can neither deadlock nor fill memory. Stopping kills the whole group
-    (``os.killpg``): children started in the background die too. The timeout is also
-    cut to what is left of the run's ``max_seconds``.
+    ``env`` adds variables to the allowlisted environment (`child_env`).
     """
     control = current()
     stop = control.stop_reason() if control else None
@@ -41,8 +82,13 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
         return ToolResult(False, f"Not run: the run stopped ({stop}).")
     left = control.seconds_left() if control else None
     limit = timeout if left is None else min(timeout, left)
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, env=child_env())
+    if os.sep not in argv[0] and shutil.which(argv[0]) is None:
+        raise FileNotFoundError(f"program not found: {argv[0]!r}")
+    folder = Path(cwd if cwd is not None else os.getcwd()).resolve()
+    wrapped, how = contain(argv, folder)
+    proc = subprocess.Popen(wrapped, cwd=folder, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, env=child_env(env))
     keep = max(max_output // 2 - 100, 100)  # per stream, so both fit in max_output
     out, err = _Drain(proc.stdout, keep), _Drain(proc.stderr, keep)
     deadline = time.monotonic() + limit
@@ -51,12 +97,13 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
         if stop is None and time.monotonic() >= deadline:
             stop = f"timed out after {limit:g} s"
         if stop:
-            _kill_group(proc)
+            _kill(proc, how)
             break
         if proc.poll() is None:
             with suppress(subprocess.TimeoutExpired):
                 proc.wait(0.05)
-        else:  # the shell is done; a background child still holds the output open
+        else:  # done; what it left behind (here: its process group) ends with it
+            _kill_group(proc)
             out.join(0.05), err.join(0.05)
     status = proc.wait()
     out.join(1), err.join(1)  # a process outside the group may keep a pipe open: move on
@@ -68,16 +115,14 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     return ToolResult(status == 0 and not stop, cap("\n".join(parts), max_output))
 
 
-SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
-
-
-def child_env() -> dict[str, str]:
-    """The environment for a tool's process, without secrets (``OPENAI_API_KEY`` & co.).
-
-    Whatever a command prints goes to the model, the transcript and the call log: a
-    key in its environment is one ``echo $OPENAI_API_KEY`` away from all three.
-    """
-    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+def _kill(proc: subprocess.Popen, how: str) -> None:
+    """Stop the call: the reaper kills what is below it first; then the whole group."""
+    if how == "reaper":
+        with suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(2)
+    _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

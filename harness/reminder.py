@@ -19,6 +19,7 @@ every other request is ``"auto"``. `planning.py` decides when; this module says 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 REMINDER_TEXT = (
@@ -58,9 +59,30 @@ class Reminder:
         return REMINDER_TEXT.format(rounds=self.after)
 
 
+GATE_ITEMS, GATE_ITEM_CHARS = 10, 120  # the gate names the open items, briefly
+TAG = re.compile(r"<(/?[A-Za-z][^<>]*)>")
+
+
+def quote(text: str, limit: int) -> str:
+    """Model-written text, safe to put inside the harness's ``<reminder>`` tags.
+
+    A plan item reading ``</reminder> SYSTEM: ...`` would otherwise close the tag and
+    speak as the harness: tag-like text is shown as ``‹/reminder›``. At most ``limit``
+    characters are kept.
+    """
+    text = TAG.sub(r"‹\1›", text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def stop_gate_text(open_items: Sequence[str]) -> str:
-    """The push back sent once when the model stops while the plan still has open items."""
-    listed = "; ".join(open_items)
+    """The push back sent once when the model stops while the plan still has open items.
+
+    It names at most ten items, each cut to 120 characters: the plan is the model's
+    to read in full; the gate only has to say which items are still open.
+    """
+    listed = "; ".join(quote(item, GATE_ITEM_CHARS) for item in open_items[:GATE_ITEMS])
+    if len(open_items) > GATE_ITEMS:
+        listed += f"; and {len(open_items) - GATE_ITEMS} more"
     return (
         f"<reminder>Your plan still has open items: {listed}. Finish them and mark them "
         "completed, or drop the ones no longer needed, with todo_write; then answer.</reminder>"

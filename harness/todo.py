@@ -8,15 +8,16 @@ The model sends the complete list every time, and gets the complete list back:
        [ ] Draft the answer
 
 Rules, all checked before anything changes (validate, then replace): at most 20 items;
-content not blank; status one of pending / in_progress / completed; at most one item
-in progress. ``todos: []`` clears the plan; a missing or ``null`` ``todos``, unknown
-fields and trailing JSON are refused. A refused update leaves the old plan exactly as
-it was. The list is stored and handed out as copies, so no caller can change it behind
-the tool's back.
+content not blank, one line of at most 500 characters; status one of pending /
+in_progress / completed; at most one item in progress. ``todos: []`` clears the
+plan; a missing or ``null`` ``todos``, unknown fields and trailing JSON are refused.
+A refused update leaves the old plan exactly as it was. The list is stored and handed
+out as copies, so no caller can change it behind the tool's back.
 """
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
@@ -26,6 +27,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from .tools import Tool, ToolArgumentError, ToolResult, _describe
 
 MAX_ITEMS = 20
+MAX_CONTENT = 500  # characters: a step of a plan, not a document (the stop gate quotes it)
+# A newline would draw a fake "[x] ..." line under the item; a bidi control reorders it.
+NOT_IN_CONTENT = {"Cc", "Zl", "Zp"}
+BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                    "\u2066\u2067\u2068\u2069")
 Status = Literal["pending", "in_progress", "completed"]
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
@@ -40,9 +46,16 @@ class TodoItem(BaseModel):
 
     @field_validator("content")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
+    def _one_short_line(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be blank")
+        if len(value) > MAX_CONTENT:
+            raise ValueError(f"content is {len(value):,} characters; at most {MAX_CONTENT} "
+                             "(one step, in a sentence)")
+        if any(unicodedata.category(c) in NOT_IN_CONTENT or c in BIDI_CONTROLS
+               for c in value):
+            raise ValueError("content must be one line, without control characters "
+                             "(no newlines or tabs)")
         return value
 
 

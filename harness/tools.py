@@ -15,6 +15,7 @@ the model reads the reason and tries again.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -49,7 +50,9 @@ class Tool:
 
     ``writes`` names the argument that holds a path the tool writes (``"path"`` for
     `write_file` and `edit_file`): the ``tool_call`` event then carries ``writes``, so
-    one hook can guard every tool that writes, whatever its name.
+    one hook can guard every tool that writes, whatever its name. ``side_effects`` says
+    the tool changes the world (a tool that writes does): replaying a saved run returns
+    its recorded result instead of running it again (calllog.py).
 
     Two flags belong to the harness's own tools: ``harness_tool`` (made by the harness
     for one run: `Permissions` allows it unless the table names it) and ``replan``
@@ -66,6 +69,7 @@ class Tool:
         *,
         max_output: int = DEFAULT_MAX_OUTPUT,
         writes: str | None = None,
+        side_effects: bool = False,
         harness_tool: bool = False,
         replan: bool = False,
     ) -> None:
@@ -78,7 +82,8 @@ class Tool:
         self.max_output = max_output
         if writes is not None and writes not in args_model.model_fields:
             raise ValueError(f"tool {name!r}: writes={writes!r} is not one of its arguments")
-        self.writes, self.harness_tool, self.replan = writes, harness_tool, replan
+        self.writes, self.side_effects = writes, side_effects or writes is not None
+        self.harness_tool, self.replan = harness_tool, replan
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
 
@@ -108,16 +113,33 @@ class Tool:
         except ValidationError as exc:
             parse_json_object(text)  # bad JSON, trailing data, not an object: say so plainly
             raise ToolArgumentError(_describe(exc)) from None
+        except Exception as exc:  # a validator of yours that raised something else
+            raise ToolArgumentError(f"arguments could not be validated ({_reason(exc)})") from None
 
     def execute(self, args: BaseModel) -> ToolResult:
-        """Run the function on validated arguments; an exception becomes ``ok=False``."""
+        """Run the function on validated arguments; an exception becomes ``ok=False``.
+
+        Besides every `Exception`, the ways a tool's code can end that are not a
+        person's: ``sys.exit()`` (`SystemExit`), a generator closed under it
+        (`GeneratorExit`), an ``asyncio`` task cancelled inside it (`CancelledError`).
+        `KeyboardInterrupt` is the person at the keyboard: it goes on to the loop.
+        """
         try:
             value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
             if isinstance(value, ToolResult):
                 return ToolResult(bool(value.ok), cap(to_text(value.output), self.max_output))
             return ToolResult(True, cap(to_text(value), self.max_output))
-        except (Exception, SystemExit) as exc:  # the model reads the reason and goes on
+        except TOOL_ENDINGS as exc:  # the model reads the reason and goes on
             return ToolResult(False, cap(_error_line(exc), self.max_output))
+
+
+TOOL_ENDINGS = (Exception, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+def _reason(exc: BaseException, limit: int = 200) -> str:
+    """``Type: first line of the message``, at most ``limit`` characters."""
+    line = _error_line(exc).removeprefix("Error: ")
+    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 def _error_line(exc: BaseException) -> str:
@@ -130,7 +152,8 @@ def _error_line(exc: BaseException) -> str:
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         max_output: int = DEFAULT_MAX_OUTPUT, writes: str | None = None) -> Any:
+         max_output: int = DEFAULT_MAX_OUTPUT, writes: str | None = None,
+         side_effects: bool = False) -> Any:
     """Make a `Tool` from a typed function; its docstring becomes the description.
 
     Parameter descriptions come from an ``Args:`` section of the docstring (or from
@@ -158,7 +181,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
-                    writes=writes)
+                    writes=writes, side_effects=side_effects)
 
     return build(fn) if fn is not None else build
 
@@ -174,6 +197,9 @@ def parse_json_object(raw: str | None) -> dict:
             f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
     except RecursionError:
         raise ToolArgumentError("arguments are nested too deeply") from None
+    except ValueError as exc:  # a number of 4,301 digits: Python's own limit says no
+        reason = str(exc).split(":")[0][:200]
+        raise ToolArgumentError(f"arguments hold a value that cannot be read ({reason})") from None
     if raw.strip()[end:].strip():
         raise ToolArgumentError("arguments must be one JSON object; found more data after it")
     if not isinstance(value, dict):

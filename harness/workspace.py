@@ -10,63 +10,47 @@
 | `edit_file`   | replace one exact, unique piece of text        | 0 or 2+ matches               |
 | `list_files`  | files matching a glob, sorted, capped          | a pattern with `..` or `/...` |
 | `search_docs` | passages sharing words with a query, cited     | (says so if nothing matches)  |
-| `run_shell`   | ``bash -c command`` in the root, with timeout  | (kills its process group)     |
+| `run_shell`   | ``bash -c command`` in the root, with timeout  | (nothing it starts outlives it) |
 
 The confinement rule, one method (`Workspace.resolve`) that every path goes through:
 
-    "notes/a.md" -> (root / path).resolve() -> inside root.resolve()?  yes -> use it
-                                                                        no  -> PathError
+    "notes/a.md" -> (root / path).resolve() -> inside root.resolve()?   no  -> PathError
+                                               a protected name on the way?  yes -> PathError
+                                               else: use it
 
-An absolute path, a ``..`` that climbs out, or a symlink that leads out (to a file or
-a folder) is refused with a one-line reason the model reads; symlinks that stay inside
-are fine. ``run_shell`` is confined only by its working folder: guard it with
-`Permissions` (lesson 03).
+An absolute path, a ``..`` that climbs out, a symlink that leads out, or a protected
+name (``.git``, a virtual environment, ``.env``: see `sandbox.PROTECTED`) is refused
+with a one-line reason the model reads. The files themselves (files.py) are then opened
+one name at a time without following links, and written through a temporary file and
+an atomic rename, so swapping a folder for a link after the check gains nothing.
+``run_shell`` runs in the sandbox where there is one (sandbox.py), with the root as
+its only writable folder; guard it with `Permissions` too (lesson 03).
 """
 
 from __future__ import annotations
 
 import atexit
-import math
 import os
-import re
 import shutil
-import stat
 import tempfile
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from . import files
+from .control import current
+from .files import EditError, NotTextError, PathError, TooLargeError
 from .process import run_process
+from .sandbox import is_protected
+from .search import PatternError, Walk, rank
 from .tools import Tool, ToolResult, tool
+
+__all__ = ["EditError", "NotTextError", "PathError", "TooLargeError", "Workspace"]
 
 SAMPLE = Path(__file__).with_name("sample_workspace")
 IGNORED = {".git", "__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".venv", "node_modules"}
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".json", ".toml", ".yaml", ".yml", ".csv", ".cfg"}
-MAX_LISTED, PASSAGE_LINES = 200, 6
-COMMON_WORDS = ("a an and are as at be by can do does for from has have how i if in is it its "
-                "me my of on or our should the their this to was we what when where which who "
-                "why will with you your")
-STOPWORDS = frozenset(COMMON_WORDS.split())  # they would match every passage
-CJK = "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"  # kana, CJK ideographs, hangul
-WORD = re.compile(rf"{CJK}+|(?:(?!{CJK})[^\W_])+")
-
-
-class PathError(ValueError):
-    """The path is outside the root, missing, or not a regular file."""
-
-
-class NotTextError(ValueError):
-    """The file is binary or not UTF-8."""
-
-
-class TooLargeError(ValueError):
-    """The file, or the content to write, is over ``max_file_bytes``."""
-
-
-class EditError(ValueError):
-    """The text to replace is missing or not unique."""
-
-
+MAX_LISTED, MAX_OLD = 200, 20_000
+MAX_SEARCHED_BYTES = 20_000_000  # search_docs reads at most this much text per call
 MAX_PATH_CHARS, MAX_NAME_BYTES = 1024, 255
 
 
@@ -142,31 +126,46 @@ class Workspace:
             raise PathError(f"'{path}' cannot be resolved ({reason})") from None
         if not real.is_relative_to(self.root):
             raise PathError(f"'{path}' is a symlink that leads outside the workspace")
+        folder = self.root
+        for name in real.relative_to(self.root).parts:
+            if is_protected(folder, name):
+                raise PathError(f"'{path}' is inside '{name}', which is protected: version "
+                                "control, virtual environments and .env files are off limits")
+            folder = folder / name
         return real
 
-    def _file(self, path: str, *, must_exist: bool = True) -> Path:
-        """`resolve`, then insist on a regular file: a FIFO would block, a device never ends."""
-        real = self.resolve(path, must_exist=must_exist)
-        if real.exists() and not stat.S_ISREG(real.stat().st_mode):
-            kind = "a directory" if real.is_dir() else "not a regular file"
-            raise PathError(f"'{path}' is {kind}; only regular files can be read or written")
-        return real
+    def _parts(self, path: str, *, must_exist: bool = True) -> tuple[str, ...]:
+        """`resolve`, as the names from the root down, for files.py to open one by one."""
+        parts = self.resolve(path, must_exist=must_exist).relative_to(self.root).parts
+        if not parts:
+            raise PathError(f"'{path}' is a directory; only regular files can be read or written")
+        return parts
 
-    def _files(self, pattern: str) -> list[str]:
-        """Regular files matching ``pattern``, each one checked by `resolve`."""
+    def _skip(self, folder: Path, name: str) -> bool:
+        return name in IGNORED or is_protected(folder, name)
+
+    def _walk(self, pattern: str) -> Walk:
         _check_length(pattern)
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise PathError(f"pattern '{pattern}' must stay inside the workspace (no '..', "
                             "no leading '/')")
         try:
-            matches = [m.relative_to(self.root).as_posix() for m in self.root.glob(pattern)]
-        except (ValueError, NotImplementedError) as exc:
-            raise PathError(f"pattern '{pattern}' is not a valid glob ({exc})") from None
+            return Walk(self.root, pattern, self._skip)
+        except PatternError as exc:
+            raise PathError(str(exc)) from None
+
+    def _files(self, walk: Walk) -> list[str]:
+        """The regular files a walk found; a link counts if it leads to one inside."""
         found = []
-        for rel in matches:
-            with suppress(PathError):  # a symlink out of the root is not in the workspace
-                if not IGNORED.intersection(rel.split("/")) and self.resolve(rel).is_file():
-                    found.append(rel)
+        for rel, entry in walk:
+            if entry.is_symlink():
+                try:
+                    if self.resolve(rel).is_file():
+                        found.append(rel)
+                except PathError:  # a link out of the root is not in the workspace
+                    pass
+            elif entry.is_file(follow_symlinks=False):
+                found.append(rel)
         return sorted(found)
 
     # -- the tools (their docstrings are what the model reads) ------------------------
@@ -177,18 +176,7 @@ class Workspace:
         Args:
             path: file path relative to the workspace root, e.g. "docs/faq.md".
         """
-        real = self._file(path)
-        with open(real, "rb") as f:
-            data = f.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:
-            raise TooLargeError(f"'{path}' is {real.stat().st_size:,} bytes; the limit is "
-                               f"{self.max_file_bytes:,}")
-        if b"\0" in data:
-            raise NotTextError(f"'{path}' is a binary file (it contains NUL bytes)")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise NotTextError(f"'{path}' is not UTF-8 text") from None
+        return files.read_text(self.root, self._parts(path), path, self.max_file_bytes)
 
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace (missing folders are created).
@@ -197,17 +185,8 @@ class Workspace:
             path: file path relative to the workspace root.
             content: the complete new content of the file.
         """
-        size = len(content.encode("utf-8"))
-        if size > self.max_file_bytes:
-            raise TooLargeError(f"content is {size:,} bytes; the limit is {self.max_file_bytes:,}")
-        real = self._file(path, must_exist=False)
-        try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            with open(real, "w", encoding="utf-8", newline="") as f:
-                f.write(content)
-        except OSError as exc:  # a parent that is a file, no permission, disk full
-            raise PathError(f"cannot write '{path}': {exc.strerror}") from None
-        return f"Wrote {len(content)} characters to {real.relative_to(self.root).as_posix()}"
+        parts = self._write(path, content)
+        return f"Wrote {len(content)} characters to {'/'.join(parts)}"
 
     def edit_file(self, path: str, old: str, new: str) -> str:
         """Replace one exact piece of text in a file; `old` must occur exactly once.
@@ -219,16 +198,30 @@ class Workspace:
         """
         if not old:
             raise EditError("'old' is empty; give the exact text to replace")
+        if len(old) > MAX_OLD:
+            raise EditError(f"'old' is {len(old):,} characters; at most {MAX_OLD:,}: give a "
+                            "shorter piece that occurs once, or write_file the whole file")
         text = self.read_file(path)
-        found = len(re.findall(f"(?={re.escape(old)})", text))  # overlapping matches count
-        if found == 0:
+        first = text.find(old)  # str.find is linear: no regex, no backtracking
+        if first < 0:
             raise EditError(f"'old' was not found in {path}; read the file and copy the "
                             "exact text, whitespace included")
-        if found > 1:
+        if text.find(old, first + 1) >= 0:  # a second match, even one overlapping the first
+            found = max(text.count(old), 2)
             raise EditError(f"'old' occurs {found} times in {path}; include more of the "
                             "surrounding text so it matches exactly once")
-        self.write_file(path, text.replace(old, new, 1))
+        self._write(path, text[:first] + new + text[first + len(old):])
         return f"Replaced 1 occurrence in {path}"
+
+    def _write(self, path: str, content: str) -> tuple[str, ...]:
+        """The one write path of `write_file` and `edit_file`: size, confinement, write."""
+        data = content.encode("utf-8")
+        if len(data) > self.max_file_bytes:
+            raise TooLargeError(f"content is {len(data):,} bytes; the limit is "
+                                f"{self.max_file_bytes:,}")
+        parts = self._parts(path, must_exist=False)
+        files.write_bytes(self.root, parts, path, data)
+        return parts
 
     def list_files(self, pattern: str = "**/*") -> str:
         """List the workspace's files that match a glob pattern, one path per line.
@@ -236,10 +229,15 @@ class Workspace:
         Args:
             pattern: glob relative to the root, e.g. "**/*.md" or "docs/*"; default all files.
         """
-        files = self._files(pattern)
-        more = len(files) - MAX_LISTED
-        listed = "\n".join(files[:MAX_LISTED]) or f"No files match '{pattern}'."
-        return listed + (f"\n[... {more} more files; use a narrower pattern]" if more > 0 else "")
+        walk = self._walk(pattern)
+        found = self._files(walk)
+        more = len(found) - MAX_LISTED
+        listed = "\n".join(found[:MAX_LISTED]) or f"No files match '{pattern}'."
+        if more > 0:
+            listed += f"\n[... {more} more files; use a narrower pattern]"
+        if walk.stopped:
+            listed += f"\n[listing stopped early: {walk.stopped}; use a narrower pattern]"
+        return listed
 
     def search_docs(self, query: str, max_results: int = 5) -> str:
         """Search the workspace's text files; returns matching passages as path:line + text.
@@ -248,23 +246,31 @@ class Workspace:
             query: words to look for, e.g. "return opened headphones".
             max_results: how many passages to return (1-20).
         """
-        terms = set(tokens(query))
-        passages = []  # (path, line, text, its words)
-        for rel in self._files("**/*"):
-            if Path(rel).suffix.lower() in TEXT_SUFFIXES:
-                with suppress(ValueError, OSError):  # binary, too big, unreadable: skip
-                    passages += [(rel, n, body, set(tokens(body)))
-                                 for n, body in paragraphs(self.read_file(rel))]
-        df = {t: sum(t in words for *_, words in passages) for t in terms}
-        scored = sorted(  # rarer words weigh more; ties go by path, then line
-            (-sum(math.log(1 + len(passages) / df[t]) for t in sorted(terms & words)),
-             rel, n, body)
-            for rel, n, body, words in passages if terms & words)
-        if not scored:
+        walk = self._walk("**/*")
+        best = rank(self._documents(walk), query, max_results)
+        if walk.stopped:
+            best.append(f"[search stopped early: {walk.stopped}]")
+        if not best:
             return (f"No passages matched '{query}' in this workspace's text files: "
                     "the information is not there.")
-        best = scored[:max(1, min(max_results, 20))]
-        return "\n\n".join(f"{rel}:{n}\n{body[:600]}" for _, rel, n, body in best)
+        return "\n\n".join(best)
+
+    def _documents(self, walk: Walk) -> list[tuple[str, str]]:
+        """(path, text) of every readable text file, until the byte budget or the run ends."""
+        documents, budget, control = [], MAX_SEARCHED_BYTES, current()
+        for rel in self._files(walk):
+            if Path(rel).suffix.lower() not in TEXT_SUFFIXES:
+                continue
+            if budget <= 0 or (control and control.stop_reason()):
+                walk.stopped = walk.stopped or "read as much text as one search may"
+                break
+            try:
+                text = self.read_file(rel)
+            except (ValueError, OSError):  # binary, too big, unreadable: skip
+                continue
+            budget -= len(text)
+            documents.append((rel, text))
+        return documents
 
     def run_shell(self, command: str) -> ToolResult:
         """Run a shell command in the workspace root; returns exit status, stdout and stderr.
@@ -276,47 +282,3 @@ class Workspace:
         argv = [shell, "-c", command] if shell else ["cmd", "/c", command]
         return run_process(argv, cwd=self.root, timeout=self.shell_timeout,
                            max_output=self.max_output)
-
-
-# -- search ---------------------------------------------------------------------------
-
-def tokens(text: str) -> list[str]:
-    """Lowercase words, lightly stemmed, minus stopwords; CJK text as character bigrams."""
-    out = []
-    for word in WORD.findall(text.lower()):
-        if re.match(CJK, word):
-            out += [word[i:i + 2] for i in range(max(1, len(word) - 1))]
-        elif word not in STOPWORDS:
-            out.append(stem(word))
-    return out
-
-
-def stem(word: str) -> str:
-    """Fold common English endings, so "returned", "returns" and "return" match."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    for ending in ("ing", "ed", "s"):
-        if len(word) - len(ending) >= 3 and word.endswith(ending) and not word.endswith("ss"):
-            return word[:-len(ending)]
-    return word
-
-
-def paragraphs(text: str) -> list[tuple[int, str]]:
-    """Runs of non-blank lines (at most PASSAGE_LINES), each with its first line number.
-
-    A block of headings only (``## Refunds``) joins the paragraph after it, so each
-    passage carries its section title.
-    """
-    out, block, heading = [], [], None
-    for n, line in enumerate([*text.splitlines(), ""], 1):
-        if block and (not line.strip() or len(block) == PASSAGE_LINES):
-            start, body = n - len(block), "\n".join(block)
-            if heading:
-                start, body = heading[0], f"{heading[1]}\n{body}"
-            heading = (start, body) if all(b.startswith("#") for b in block) else None
-            if heading is None:
-                out.append((start, body))
-            block = []
-        if line.strip():
-            block.append(line)
-    return out + ([heading] if heading else [])

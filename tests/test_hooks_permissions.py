@@ -394,11 +394,13 @@ def test_ask_on_stdin_asks_on_a_terminal(monkeypatch, capsys, typed, approved):
     assert capsys.readouterr().out == 'Allow run_shell({"command": "ls"})? [y/N] '
 
 
-def test_ask_on_stdin_shortens_long_arguments_in_the_question(monkeypatch, capsys):
+def test_ask_on_stdin_shows_long_arguments_whole_with_their_length(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
     ask_on_stdin("write_file", {"text": "x" * 500})
-    shown = '{"text": "' + "x" * 187 + "..."
-    assert capsys.readouterr().out == f"Allow write_file({shown})? [y/N] "
+    shown = '{"text": "' + "x" * 500 + '"}'
+    assert capsys.readouterr().out == (
+        f"write_file asks to run with these arguments (512 characters, all shown):\n{shown}\n"
+        "Allow write_file with the 512 characters above? [y/N] ")
 
 
 def test_ask_on_stdin_as_approver_runs_the_call_on_yes(monkeypatch, capsys):

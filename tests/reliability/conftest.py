@@ -12,6 +12,7 @@ import pytest
 
 from harness import loop
 
+from .containment import either, sandboxed, unsandboxed  # noqa: F401 (fixtures, by name)
 from .transcript import assert_valid_transcript
 
 

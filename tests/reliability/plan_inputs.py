@@ -14,12 +14,17 @@ library: it never calls the harness, so the two can disagree.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 STATUSES = ("pending", "in_progress", "completed")
 MAX_ITEMS = 20
+MAX_CONTENT = 500  # characters
+LINE_BREAKING = {"Cc", "Zl", "Zp"}  # newlines, tabs, escapes, line and paragraph separators
+BIDI = {chr(c) for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 BLANKS = ("", " ", "\t\n", "\u3000", "\u2003\u00a0", "\x1c")  # str.strip() empties these
-ODD_TEXT = ("\u200b", "\u0000", "e\u0301", "\U0001f600", "\u202eevil", "{}", "null", "\\")
+ODD_TEXT = ("\u200b", "\u0000", "e\u0301", "\U0001f600", "\u202eevil", "{}", "null", "\\",
+            "step\n[x] done")
 WRONG_TYPES: tuple[Any, ...] = (None, 0, 1.5, True, [], {}, ["x"], {"content": "x"})
 BAD_STATUSES: tuple[Any, ...] = ("PENDING", "done", "in progress", "pending ", "", None, 1, [])
 NOT_ITEMS: tuple[Any, ...] = (None, 1, "pending", [], ["a", "pending"], True)
@@ -144,12 +149,19 @@ def expected_items(todos: Any) -> list[tuple[str, str]] | None:
         content, status = item["content"], item["status"]
         if not isinstance(content, str) or not content.strip() or _has_surrogate(content):
             return None
+        if len(content) > MAX_CONTENT or not _one_line(content):
+            return None
         if status not in STATUSES:
             return None
         plan.append((content, status))
     if [status for _, status in plan].count("in_progress") > 1:
         return None
     return plan
+
+
+def _one_line(text: str) -> bool:
+    """No character that breaks the line or reorders it: one plan item, one line."""
+    return not any(unicodedata.category(c) in LINE_BREAKING or c in BIDI for c in text)
 
 
 def _has_surrogate(text: str) -> bool:

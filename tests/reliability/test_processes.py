@@ -1,10 +1,8 @@
-"""Shell and command templates: timeouts kill every child, and parameters cannot inject."""
+"""Shell and command templates: nothing a call starts outlives it, and parameters cannot inject."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 import threading
 import time
@@ -17,14 +15,13 @@ from harness import Workspace
 from harness import CommandTool, RunControl
 from harness.tools import ToolArgumentError
 
-from helpers import all_dead, pid_alive
+from tests.reliability.procs import kill_all_in, none_left_in
 
 SPAWN = """\
 import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-grandchild = subprocess.Popen(["bash", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE)
-pids = [child.pid, grandchild.pid, int(grandchild.stdout.readline())]
-open(sys.argv[1] + ".pids", "w").write(" ".join(map(str, pids)))
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+subprocess.Popen(["bash", "-c", "sleep 30 & wait"])
+subprocess.Popen(["setsid", "sleep", "30"])
 print("started", flush=True)
 time.sleep(30)
 """
@@ -36,35 +33,47 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     (tmp_path / "spawn.py").write_text(SPAWN, encoding="utf-8")
     (tmp_path / "echo_args.py").write_text(ECHO_ARGS, encoding="utf-8")
     yield Workspace(tmp_path, shell_timeout=0.3)
-    for pidfile in tmp_path.glob("*.pid*"):  # never leave a process behind, even on failure
-        for pid in map(int, pidfile.read_text().split()):
-            if pid_alive(pid):
-                os.kill(pid, signal.SIGKILL)
+    kill_all_in(tmp_path)  # never leave a process behind, even on failure
 
 
-def pids(ws: Workspace, name: str) -> list[int]:
-    return [int(p) for p in (ws.root / name).read_text().split()]
-
-
-# -- timeouts kill the whole process group ---------------------------------------------
+# -- timeouts kill every process the call started ----------------------------------------
 
 @pytest.mark.parametrize("command", [
-    "sleep 30 & echo $! > a.pid; sleep 30",
-    "(sleep 30 & echo $! > a.pid; wait) & wait",
-    "bash -c 'sleep 30 & echo $! > a.pid; wait' & wait",
-    "nohup sleep 30 > /dev/null 2>&1 & echo $! > a.pid; wait",
-    "bash -c 'trap \"\" TERM HUP INT; sleep 30' & echo $! > a.pid; wait",
-    "sleep 30 & echo $! > a.pid; disown; exit 0",
-], ids=["background", "subshell", "nested-bash", "nohup", "ignores-term", "disowned"])
-def test_run_shell_timeout_leaves_no_child_running(ws: Workspace, command: str) -> None:
+    "sleep 30 & sleep 30",
+    "(sleep 30 & wait) & wait",
+    "bash -c 'sleep 30 & wait' & wait",
+    "nohup sleep 30 > /dev/null 2>&1 & wait",
+    "bash -c 'trap \"\" TERM HUP INT; sleep 30' & wait",
+    "setsid sleep 30 & sleep 30",
+], ids=["background", "subshell", "nested-bash", "nohup", "ignores-term", "setsid"])
+def test_run_shell_timeout_leaves_no_child_running(ws: Workspace, either: str,
+                                                   command: str) -> None:
     started = time.monotonic()
     result = ws.run_shell(command)
     assert time.monotonic() - started < 1.5
     assert "timed out after 0.3 s; killed the command and its process group" in result.output
-    assert all_dead(pids(ws, "a.pid"))
+    assert none_left_in(ws.root)
 
 
-def test_command_tool_timeout_kills_children_and_grandchildren(ws: Workspace) -> None:
+@pytest.mark.parametrize("command", [
+    "sleep 30 & echo started",
+    "nohup sleep 30 > /dev/null 2>&1 & echo started",
+    "setsid sleep 30 > /dev/null 2>&1 & echo started",
+    "setsid bash -c 'sleep 30 & sleep 30' > /dev/null 2>&1 & disown; echo started",
+    "(setsid nohup sleep 30 > /dev/null 2>&1 &) ; echo started",
+], ids=["background", "nohup", "setsid", "setsid-disowned", "double-fork"])
+def test_a_background_job_ends_with_the_call_that_started_it(
+        ws: Workspace, either: str, command: str) -> None:
+    ws.shell_timeout = 5
+    started = time.monotonic()
+    result = ws.run_shell(command)
+    assert time.monotonic() - started < 1.5  # the call does not wait for the job...
+    assert result.output == "exit status 0\nstdout:\nstarted"
+    assert none_left_in(ws.root)  # ...and the job does not outlive the call
+
+
+def test_command_tool_timeout_kills_children_and_grandchildren(ws: Workspace,
+                                                               either: str) -> None:
     spawn = CommandTool("spawn", "Start helpers.", template="python spawn.py {tag}",
                         params={"tag": "a name"}, cwd=ws.root, timeout=0.6)
     started = time.monotonic()
@@ -72,11 +81,11 @@ def test_command_tool_timeout_kills_children_and_grandchildren(ws: Workspace) ->
     assert time.monotonic() - started < 1.5
     assert not result.ok
     assert "timed out after 0.6 s" in result.output and "started" in result.output
-    assert all_dead(pids(ws, "run1.pids"))
+    assert none_left_in(ws.root)
 
 
 def test_command_tool_stops_and_kills_its_children_when_the_run_is_cancelled(
-        ws: Workspace) -> None:
+        ws: Workspace, either: str) -> None:
     spawn = CommandTool("spawn", "Start helpers.", template="python spawn.py {tag}",
                         params={"tag": "a name"}, cwd=ws.root, timeout=30)
     cancel = threading.Event()
@@ -86,7 +95,7 @@ def test_command_tool_stops_and_kills_its_children_when_the_run_is_cancelled(
         result = spawn.execute(spawn.parse('{"tag": "run2"}'))
     assert time.monotonic() - started < 1.4
     assert "stopped: cancelled" in result.output
-    assert all_dead(pids(ws, "run2.pids"))
+    assert none_left_in(ws.root)
 
 
 # -- template parameters are data, never code ------------------------------------------
@@ -95,9 +104,9 @@ MUST_REFUSE = [
     "x; touch pwned", "x && touch pwned", "x || touch pwned", "$(touch pwned)",
     "`touch pwned`", "x | tee pwned", "x > pwned", "x\ntouch pwned", "x\n", "\nx",
     "x\r", "-rf", "--flag=x", "-", "\x00", "x\x00y", "x" * 201, "", "{tag}", "$HOME",
-    "~", "*", "x\u202e", "\u2028x", "x\ty",
+    "~", "*", "x\u202e", "\u2028x", "x\ty", "@notes.txt", "x@y", "+cmd", "a+b",
 ]
-MAY_RUN = ["ORD-1001", "x --flag=y", "x" * 200, "ORD-１００１", "Zoë Müller", "a.b,c:d@e+f=g/h",
+MAY_RUN = ["ORD-1001", "x --flag=y", "x" * 200, "ORD-１００１", "Zoë Müller", "a.b,c:d=g/h",
            "../../../etc/passwd", "退货"]
 
 
