@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -90,10 +91,13 @@ class CallLog:
                      "tool": tool, "status": status, "ok": ok, "output": output})
 
     def on_event(self, event: Event) -> None:
-        """The model's replies, so a crashed run can be replayed (best effort)."""
+        """The model's replies, so a crashed run can be replayed. Best effort: a reply that
+        cannot be written is only missing from the replay (the calls' intents are what
+        must be on disk, and a call whose intent cannot be written does not run)."""
         if event.type == "model_reply":
-            self._write({"phase": "reply", "agent_id": event.agent_id,
-                         "message": event.message, "usage": event.usage})
+            with suppress(OSError):
+                self._write({"phase": "reply", "agent_id": event.agent_id,
+                             "message": event.message, "usage": event.usage})
 
     def replies(self) -> list[dict]:
         """The model's logged replies, as steps for ``ScriptedModel`` (to replay a run)."""

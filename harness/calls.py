@@ -107,9 +107,9 @@ class CallPath:
         if self.log is not None:
             try:
                 self.log.intent(self.agent_id, call_id, tool.name, arguments)
-            except OSError as exc:
-                return "unlogged", ToolResult(False, "Not run: its intent could not be "
-                                              f"written to the call log ({exc}).")
+            except OSError as exc:  # the reason, not the log's path: the model reads this
+                return "unlogged", ToolResult(False, "Not run: its intent could not be written "
+                                              f"to the call log ({exc.strerror or exc}).")
         self.control.budget.spend("tool_calls")
         result = tool.execute(args)
         status = "ok" if result.ok else "error"
