@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .wire import echoed, read_usage, reasoning_fields, split_content
+
 Message = dict[str, Any]
 
 
@@ -90,45 +92,56 @@ def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choic
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
-                id_prefix: str = "call") -> ModelReply:
+                id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
     """Turn an assistant message dict (from a script or from the SDK) into a `ModelReply`.
 
     Tool calls are normalised to the wire format: ``id``, ``type: "function"`` and
     ``function: {name, arguments}`` with ``arguments`` a string. A call without an id
     gets ``<id_prefix>_<index>``. Arguments are *not* parsed here: a malformed string
-    reaches the tool layer, which refuses it in a way the model can read.
+    reaches the tool layer, which refuses it in a way the model can read. What real
+    providers add (reasoning, content parts, ``<think>``, usage details) is read by
+    wire.py: see its table.
     """
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
-    content = message.get("content")
-    if content is None and message.get("refusal"):  # a refusal is the model's answer too
-        content = message["refusal"]
+    content, thought = split_content(message.get("content"))
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
+    if content is None and refusal:  # a refusal is the model's answer too
+        content = refusal
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
-    calls = []
-    for i, call in enumerate(message.get("tool_calls") or []):
-        fn = call.get("function") or {}
-        args = fn.get("arguments", "")
-        if not isinstance(args, str):  # a hand-written script may pass a dict
-            args = json.dumps(args, ensure_ascii=False)
-        call_id, name = call.get("id") or f"{id_prefix}_{i}", fn.get("name") or ""
-        calls.append({  # odd ids and names become strings: the loop refuses them cleanly
-            "id": call_id if isinstance(call_id, str) else json.dumps(call_id),
-            "type": "function",
-            "function": {"name": name if isinstance(name, str) else json.dumps(name),
-                         "arguments": args},
-        })
+    calls = [_wire_call(call, i, id_prefix) for i, call in enumerate(message.get("tool_calls")
+                                                                    or [])]
+    reasoning = "\n\n".join(dict.fromkeys(reasoning_fields(message) + thought)) or None
     if usage:
-        prompt = int(usage.get("prompt_tokens") or 0)
-        completion = int(usage.get("completion_tokens") or 0)
-        report = {"prompt_tokens": prompt, "completion_tokens": completion, "estimated": False}
+        report = read_usage(usage)
     else:
         written = sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) + 40
                       for c in calls)
-        completion = estimate_tokens(len(content or "") + written)
-        report = {"prompt_tokens": estimate, "completion_tokens": completion, "estimated": True}
-    report["total_tokens"] = report["prompt_tokens"] + report["completion_tokens"]
-    return ModelReply(content=content, tool_calls=calls, usage=report)
+        completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
+        report = {"prompt_tokens": estimate, "completion_tokens": completion,
+                  "total_tokens": estimate + completion, "estimated": True}
+    return ModelReply(content, calls, report, finish_reason, refusal or None, reasoning,
+                      echoed(message))
+
+
+def _wire_call(call: Any, index: int, id_prefix: str) -> dict:
+    """One tool call in the wire format. Fields a provider added to the call (Gemini's
+    ``extra_content``) stay; a stream's ``index`` goes."""
+    call = call if isinstance(call, dict) else {}
+    fn = call.get("function") or {}
+    args = fn.get("arguments", "")
+    if not isinstance(args, str):  # a hand-written script may pass a dict
+        args = json.dumps(args, ensure_ascii=False)
+    call_id, name = call.get("id") or f"{id_prefix}_{index}", fn.get("name") or ""
+    extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
+    return {  # odd ids and names become strings: the loop refuses them cleanly
+        "id": call_id if isinstance(call_id, str) else json.dumps(call_id),
+        "type": "function",
+        "function": {"name": name if isinstance(name, str) else json.dumps(name),
+                     "arguments": args},
+        **extra,
+    }
 
 
 def estimate_tokens(chars: int) -> int:

@@ -19,12 +19,17 @@ parameter also gets the request's ``tools`` and ``tool_choice`` (`RequestInfo`).
 
 A call without an ``id`` is numbered by the model: ``call_<request>_<index>``. Every
 request is kept in ``.requests``, as it was when it was sent.
+
+``ScriptedModel(steps, stream=True, delay=0.05)`` sends each reply the way a live
+model streams it: a word (or 12 characters of tool-call arguments) every ``delay``
+seconds, as ``model_delta`` reports, so the plan panel moves offline as it does live.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +40,13 @@ from .models import (
     ModelError,
     ModelReply,
     PromptSizer,
+    Report,
     Transcript,
     copy_message,
     estimate_tokens,
     parse_reply,
 )
+from .streaming import Assembler, chunks_of
 
 Step = Message | Callable[..., Message]
 
@@ -92,10 +99,20 @@ class ScriptedModel:
     ``arguments`` as a dict: they are filled in and serialised to the wire format.
     A step may carry ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``; it is
     reported, never put in the transcript. Without it usage is estimated and marked
-    ``"estimated": True``.
+    ``"estimated": True``. A step may carry ``"finish_reason"`` too (``"length"``: an
+    answer cut off); without it, a reply ends as a server's would (``"stop"`` or
+    ``"tool_calls"``).
+
+    With ``stream=True`` each reply is streamed in pieces of ``words`` words, one every
+    ``delay`` seconds; a run that stops meanwhile leaves what arrived in ``.partial``.
     """
 
-    def __init__(self, steps: Sequence[Step]) -> None:
+    def __init__(self, steps: Sequence[Step], *, stream: bool = False, delay: float = 0.0,
+                 words: int = 1) -> None:
+        if delay < 0 or words < 1:
+            raise ValueError("delay must be >= 0 seconds and words >= 1")
+        self.stream, self.delay, self.words = stream, delay, words
+        self.partial: ModelReply | None = None
         self.steps = list(steps)
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
         self._copies: dict[int, tuple[int, Message | None, list[Message]]] = {}
@@ -139,9 +156,8 @@ class ScriptedModel:
         """How many scripted replies are left (never below 0, even after running out)."""
         return max(0, len(self.steps) - len(self._log))
 
-    def complete(
-        self, messages: list[Message], tools: list[dict], tool_choice: Any = None
-    ) -> ModelReply:
+    def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
+                 *, report: Report | None = None) -> ModelReply:
         n = len(self._log)
         self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
@@ -154,9 +170,28 @@ class ScriptedModel:
         message = _play(step, messages, RequestInfo(list(tools or []), tool_choice))
         estimate = estimate_tokens(self._sizer.chars(messages, tools))
         usage = message.get("usage") if isinstance(message, dict) else None
+        finish = message.get("finish_reason") if isinstance(message, dict) else None
         # A hand-written step may leave out call ids: number them by request, so the
         # ids stay unique across the run (the loop never runs a call id twice).
-        return parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}")
+        reply = parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}",
+                            finish_reason=finish)
+        reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
+        if self.stream and report is not None:
+            self._play(message, report)  # as written: thinking parts and <think> included
+        return reply
+
+    def _play(self, message: Message, report: Report) -> None:
+        """Stream ``message`` as a live model would; keep what arrived if the run stops."""
+        self.partial, built = None, Assembler()
+        try:
+            for chunk in chunks_of(message, self.words):
+                for kind, data in built.feed(chunk):
+                    report("model_delta", kind=kind, **data)
+                if self.delay:
+                    time.sleep(self.delay)
+        except BaseException:  # the run was cancelled or ran out of time meanwhile
+            self.partial = parse_reply(built.message())
+            raise
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> None:
         """Keep a copy of this request, in O(new messages) for a harness run.

@@ -32,6 +32,29 @@ Fault vocabulary, one function per kind of answer (each returns a `Scripted`):
 | ``no_choices()``                | 200, a completion whose ``choices`` is ``[]``              |
 | ``choice_without_message()``    | 200, ``choices[0]`` has no ``message``                     |
 
+(The last two are sent whole even when the request asked to stream: a broken server.)
+
+A request with ``"stream": true`` gets any ``reply(...)`` as a real server streams it:
+server-sent events over chunked HTTP, text a word per chunk, each tool call named first
+and its arguments in pieces, then ``finish_reason``, then usage when the request asked
+for it (``stream_options.include_usage``), then ``data: [DONE]``. ``streamed(...)``
+scripts the stream itself:
+
+| entry                                  | what the client receives                        |
+|----------------------------------------|-------------------------------------------------|
+| ``streamed(reply(...), interval=0.01)``| the reply's chunks, one every ``interval`` s    |
+| ``streamed(..., drop_after=5)``        | 5 chunks, then the socket closes mid-body       |
+| ``streamed(..., stall_after=3)``       | 3 chunks, then silence until the client leaves  |
+| ``streamed(..., finish=False)``        | every chunk but the one with ``finish_reason``  |
+| ``streamed(chunks=[...])``             | exactly these chunk dicts (or raw SSE strings)  |
+
+Provider modes (provider_rules.py) answer a request that breaks a provider's
+documented rule with that provider's 400, before the queue is consulted:
+``FakeOpenAI(rules=[deepseek_thinking()])``. ``stream_usage=False`` makes a server
+that never sends usage in a stream, whatever the request asks. The time the server saw
+a streaming client leave is kept in ``disconnects`` (``time.monotonic()``), and each
+chunk's send time in ``sent``.
+
 Every request is recorded (`Recorded`: path, lower-cased headers, parsed JSON body),
 faults included, so a test can count retries and read the ``Authorization`` header.
 A request that finds the queue empty gets a 500 with ``x-should-retry: false`` and a
@@ -45,9 +68,13 @@ waiting and joins every handler thread.
 from __future__ import annotations
 
 import json
+import re
+import select
+import socket
 import threading
+import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -74,6 +101,7 @@ class Scripted:
     drop: bool = False
     choices: list[dict] | None = None  # when set, the body is a chat.completion around them
     usage: dict | None = None
+    stream: dict | None = None  # streamed(...): how to stream it (chunks, interval, faults)
 
 
 @dataclass
@@ -92,14 +120,16 @@ def reply(
     content: str | None = None,
     tool_calls: list[dict] | None = None,
     usage: dict | None = DEFAULT_USAGE,
+    finish_reason: str | None = None,
 ) -> Scripted:
-    """A normal 200 answer carrying one assistant message (``finish_reason`` follows it)."""
+    """A normal 200 answer carrying one assistant message (``finish_reason`` follows it,
+    unless given: ``"length"`` for an answer cut off)."""
     message = {"role": "assistant", "content": None, **(message or {})}
     if content is not None:
         message["content"] = content
     if tool_calls is not None:
         message["tool_calls"] = tool_calls
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    finish = finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
     return Scripted(choices=[{"index": 0, "message": message, "finish_reason": finish}],
                     usage=usage)
 
@@ -157,6 +187,48 @@ def choice_without_message() -> Scripted:
     return Scripted(choices=[{"index": 0, "finish_reason": "stop"}], usage=DEFAULT_USAGE)
 
 
+def streamed(entry: Scripted | None = None, *, chunks: list | None = None,
+             interval: float = 0.0, drop_after: int | None = None,
+             stall_after: int | None = None, finish: bool = True) -> Scripted:
+    """A streamed answer: ``entry``'s reply cut into chunks, or exactly ``chunks``."""
+    how = {"chunks": chunks, "interval": interval, "drop_after": drop_after,
+           "stall_after": stall_after, "finish": finish}
+    return replace(entry or Scripted(), stream=how)
+
+
+def sse_chunks(choice: dict, usage: dict | None, *, finish: bool = True) -> list[dict]:
+    """One choice's message cut into ``chat.completion.chunk`` deltas, as OpenAI sends
+    them: the role first, a word of text (or reasoning) per chunk, each tool call's id
+    and name, then its arguments 7 characters at a time, then ``finish_reason``."""
+    message, out = choice["message"], [{"role": "assistant", "content": None}]
+    for key in ("reasoning_content", "reasoning"):
+        out += [{key: word} for word in _words(message.get(key))]
+    content = message.get("content")
+    if isinstance(content, list):  # content parts go out one part per chunk
+        out += [{"content": [part]} for part in content]
+    else:
+        out += [{"content": word} for word in _words(content)]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        head = {k: v for k, v in call.items() if k != "function"}
+        name = call["function"]["name"]
+        out.append({"tool_calls": [{"index": index, **head,
+                                    "function": {"name": name, "arguments": ""}}]})
+        args = call["function"]["arguments"]
+        out += [{"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 7]}}]}
+                for i in range(0, len(args), 7)]
+    chunks = [{"index": 0, "delta": delta, "finish_reason": None} for delta in out]
+    if finish:
+        chunks.append({"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]})
+    result = [{"choices": [c]} for c in chunks]
+    if usage is not None:
+        result.append({"choices": [], "usage": usage})
+    return result
+
+
+def _words(text: Any) -> list[str]:
+    return re.findall(r"\s*\S+\s*", text) if isinstance(text, str) else []
+
+
 def _wrap(entry: Scripted, request_body: Any, n: int) -> tuple[int, dict[str, str], bytes]:
     """Turn a queued entry into the status, headers and bytes that go on the wire."""
     body = entry.body
@@ -173,7 +245,13 @@ def _wrap(entry: Scripted, request_body: Any, n: int) -> tuple[int, dict[str, st
 class FakeOpenAI:
     """The server: start it (or use ``with``), queue answers, read ``requests``."""
 
-    def __init__(self, script: Iterable[Scripted | dict] = ()) -> None:
+    def __init__(self, script: Iterable[Scripted | dict] = (), *,
+                 rules: Iterable[Callable[[Any], Scripted | None]] = (),
+                 stream_usage: bool = True) -> None:
+        self.rules = list(rules)
+        self.stream_usage = stream_usage
+        self.disconnects: list[float] = []
+        self.sent: list[float] = []
         self.requests: list[Recorded] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -236,6 +314,10 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(recorded)
             n = len(self.requests)
+            for rule in self.rules:  # a provider's documented rule, broken: its 400
+                refusal = rule(recorded.body)
+                if refusal is not None:
+                    return refusal, n
             if not self._queue:
                 exhausted = http_error(500, f"fake_openai: no scripted answer left for "
                                        f"request #{n}", headers={"x-should-retry": "false"})
@@ -267,7 +349,61 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if entry.drop:
                 self.close_connection = True
                 return
+            wants_stream = isinstance(body, dict) and body.get("stream") is True
+            whole = entry.choices and all("message" in c for c in entry.choices)
+            if entry.stream is not None or (wants_stream and whole):
+                self._stream(entry, body, n)
+                return
             self._send(*_wrap(entry, body, n))
+
+        def _stream(self, entry: Scripted, body: Any, n: int) -> None:
+            """Server-sent events over chunked HTTP/1.1, chunk by chunk."""
+            how = entry.stream or {"chunks": None, "interval": 0.0, "drop_after": None,
+                                   "stall_after": None, "finish": True}
+            chunks = how["chunks"]
+            if chunks is None:
+                asked = bool((body.get("stream_options") or {}).get("include_usage"))
+                usage = entry.usage if asked and server.stream_usage else None
+                chunks = sse_chunks(entry.choices[0], usage, finish=how["finish"])
+            model = body.get("model", "m") if isinstance(body, dict) else "m"
+            head = {"id": f"chatcmpl-fake-{n}", "object": "chat.completion.chunk",
+                    "created": CREATED, "model": model}
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            try:
+                self.send_response(entry.status)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for i, chunk in enumerate([*chunks, "[DONE]"]):
+                    if i == how["drop_after"]:
+                        self.connection.shutdown(socket.SHUT_RDWR)  # mid-body: no last chunk
+                        return
+                    if i == how["stall_after"]:
+                        self._wait_for_the_client_to_leave()
+                        return
+                    if i and how["interval"] and server._closing.wait(how["interval"]):
+                        return
+                    data = chunk if isinstance(chunk, str) else json.dumps({**head, **chunk})
+                    self._chunk(f"data: {data}\n\n".encode())
+                    with server._lock:
+                        server.sent.append(time.monotonic())
+                self._chunk(b"")
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.disconnects.append(time.monotonic())
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def _wait_for_the_client_to_leave(self) -> None:
+            while not server._closing.is_set():
+                readable, _, _ = select.select([self.connection], [], [], 0.01)
+                if readable and not self.connection.recv(1024):
+                    with server._lock:
+                        server.disconnects.append(time.monotonic())
+                    return
 
         def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
             try:
