@@ -87,31 +87,55 @@ def show_request(request: dict, limit: int = 300) -> None:
     show_messages(request["messages"], limit)
 
 
-HIDDEN_FIELDS = ("message", "usage", "todos", "seconds")  # long, or vary from run to run
-LONG_FIELDS = ("output", "final", "task", "text", "arguments", "answer", "error")
+SHOWN = {  # the fields worth seeing, per event type; any other type shows all its fields
+    "run_start": ("task",),
+    "model_request": ("turn", "tool_choice"),
+    "tool_call": ("call_id", "tool_name", "arguments"),
+    "tool_result": ("call_id", "tool_name", "status", "output"),
+    "stop": ("final", "open_items"),
+    "run_end": ("outcome", "turns", "final", "error"),
+    "subagent_start": ("child_id", "task"),
+    "subagent_end": ("child_id", "outcome", "tool_calls", "answer"),
+    "plan_update": ("added", "removed", "status_changes"),
+    "reminder": ("rounds",),
+    "stop_gate": ("open_items",),
+}
+HIDDEN_FIELDS = ("message", "usage", "todos", "seconds", "limits")  # long, or vary by run
 
 
-def _one_line(value: Any, limit: int) -> str:
-    return _short(str(value).replace("\n", "\\n"), limit)
+def _value(value: Any, limit: int = 50) -> str:
+    """A field's value on one line, cut at a word boundary if it is long."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split()) if isinstance(value, str) else text
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = max(cut.rfind(" "), cut.rfind(","))
+    return (cut[: space] if space > limit // 2 else cut).rstrip(" ,") + "…"
 
 
 def _event_fields(event: Any) -> str:
     if event.type == "model_reply":  # the message is long: say what the model did
         msg = event.message
         calls = [c["function"]["name"] for c in msg.get("tool_calls") or ()]
-        return f"calls {', '.join(calls)}" if calls else f'says "{_one_line(msg["content"], 50)}"'
-    fields = [(k, v) for k, v in event.data.items() if k not in HIDDEN_FIELDS and v is not None]
-    fields.sort(key=lambda kv: kv[0] in LONG_FIELDS)  # short fields first: they always fit
-    return ", ".join(f"{k}={_one_line(v, 40 if k in LONG_FIELDS else 60)}" for k, v in fields)
+        return f"calls {', '.join(calls)}" if calls else f"says {_value(msg['content'])}"
+    names = SHOWN.get(event.type) or [k for k in event.data if k not in HIDDEN_FIELDS]
+    return ", ".join(f"{k}={_value(event.data[k])}" for k in names
+                     if event.data.get(k) not in (None, [], ""))
 
 
 def show_events(events: list, types: tuple[str, ...] = ()) -> None:
-    """Print events one line each (only ``types`` if given), indented by depth."""
+    """Print events one per line (only ``types`` if given), indented by depth.
+
+    Each event shows the fields that tell its story (``SHOWN``); a long value is cut at a
+    word, and a line too long for the notebook wraps instead of being cut.
+    """
     for event in events:
         if not types or event.type in types:
-            line = (f"{'    ' * event.depth}{event.type:<16} {event.agent_id:<10} "
-                    f"{_event_fields(event)}")
-            print(_short(line, WIDTH))
+            head = f"{'    ' * event.depth}{event.type:<15} {event.agent_id:<9} "
+            print(textwrap.fill(_event_fields(event), WIDTH, initial_indent=head,
+                                subsequent_indent=" " * len(head), break_on_hyphens=False,
+                                break_long_words=False))
 
 
 def check(judge: Callable[..., str]) -> Callable[..., bool]:
