@@ -22,8 +22,8 @@ def source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-def test_lessons_are_numbered_00_to_09_without_gaps():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(10)]
+def test_lessons_are_numbered_00_to_10_without_gaps():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(11)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
