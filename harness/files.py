@@ -139,12 +139,23 @@ def _folder(root: Path, names: tuple[str, ...], path: str, *, create: bool) -> I
                     pass
                 except OSError as exc:
                     raise _error(exc, path) from None
-            inner = _guard(lambda n=name, f=fd: os.open(n, FOLDER_FLAGS, dir_fd=f), path)
+            try:
+                inner = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+            except OSError as exc:  # Linux says ENOTDIR for a link opened as a folder
+                link = _is_link(name, fd)
+                raise _error(OSError(errno.ELOOP, "") if link else exc, path) from None
             os.close(fd)
             fd = inner
         yield fd
     finally:
         os.close(fd)
+
+
+def _is_link(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _open(folder: int | Path, name: str, flags: int, path: str) -> int:

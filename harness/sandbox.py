@@ -40,7 +40,8 @@ from pathlib import Path
 REAPER = Path(__file__).with_name("reaper.py")
 # Names an agent may not change: what git, hg or svn run on the person's next command
 # (hooks, core.fsmonitor), the virtual environments whose programs the person runs
-# next, and the .env file that holds keys. Any folder holding pyvenv.cfg counts too.
+# next, and the .env files that hold keys (.env.local too). Any folder holding
+# pyvenv.cfg is a virtual environment, whatever its name.
 PROTECTED = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".env"})
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 _warned = False
@@ -59,7 +60,9 @@ def contain(argv: list[str], cwd: Path) -> tuple[list[str], str]:
 
 def is_protected(folder: Path, name: str) -> bool:
     """True if ``folder / name`` is one an agent may not change (any case: macOS ignores it)."""
-    return name.casefold() in PROTECTED or (folder / name / "pyvenv.cfg").is_file()
+    folded = name.casefold()
+    return (folded in PROTECTED or folded.startswith(".env.")
+            or (folder / name / "pyvenv.cfg").is_file())
 
 
 def bwrap_argv(bwrap: str, cwd: Path | None = None) -> list[str]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from .control import current
 
 MAX_SCANNED = 20_000  # directory entries one listing may look at
+MAX_READ = 20_000_000  # characters of text one search may read
 PASSAGE_LINES = 6
 COMMON_WORDS = ("a an and are as at be by can do does for from has have how i if in is it its "
                 "me my of on or our should the their this to was we what when where which who "
@@ -108,6 +109,27 @@ def _entries(folder: Path) -> Iterator[os.DirEntry]:
 
 
 # -- passages -------------------------------------------------------------------------
+
+def read_all(paths: Iterable[str], read: Callable[[str], str],
+             walk: Walk) -> list[tuple[str, str]]:
+    """(path, text) of each file ``read`` can read, until `MAX_READ` or the run stops.
+
+    A file that cannot be read (binary, too big, gone) is skipped; stopping early is
+    recorded on ``walk.stopped``, so the answer says the search was cut short.
+    """
+    documents, budget, control = [], MAX_READ, current()
+    for rel in paths:
+        if budget <= 0 or (control and control.stop_reason()):
+            walk.stopped = walk.stopped or "read as much text as one search may"
+            break
+        try:
+            text = read(rel)
+        except (ValueError, OSError):
+            continue
+        budget -= len(text)
+        documents.append((rel, text))
+    return documents
+
 
 def rank(documents: Iterable[tuple[str, str]], query: str, max_results: int) -> list[str]:
     """The best passages of ``documents`` ((path, text) pairs) for ``query``, cited.

@@ -37,11 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from . import files
-from .control import current
 from .files import EditError, NotTextError, PathError, TooLargeError
 from .process import run_process
 from .sandbox import is_protected
-from .search import PatternError, Walk, rank
+from .search import PatternError, Walk, rank, read_all
 from .tools import Tool, ToolResult, tool
 
 __all__ = ["EditError", "NotTextError", "PathError", "TooLargeError", "Workspace"]
@@ -50,7 +49,6 @@ SAMPLE = Path(__file__).with_name("sample_workspace")
 IGNORED = {".git", "__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".venv", "node_modules"}
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".json", ".toml", ".yaml", ".yml", ".csv", ".cfg"}
 MAX_LISTED, MAX_OLD = 200, 20_000
-MAX_SEARCHED_BYTES = 20_000_000  # search_docs reads at most this much text per call
 MAX_PATH_CHARS, MAX_NAME_BYTES = 1024, 255
 
 
@@ -158,6 +156,8 @@ class Workspace:
         """The regular files a walk found; a link counts if it leads to one inside."""
         found = []
         for rel, entry in walk:
+            if is_protected(Path(entry.path).parent, entry.name):
+                continue
             if entry.is_symlink():
                 try:
                     if self.resolve(rel).is_file():
@@ -247,30 +247,13 @@ class Workspace:
             max_results: how many passages to return (1-20).
         """
         walk = self._walk("**/*")
-        best = rank(self._documents(walk), query, max_results)
-        if walk.stopped:
-            best.append(f"[search stopped early: {walk.stopped}]")
+        texts = [rel for rel in self._files(walk) if Path(rel).suffix.lower() in TEXT_SUFFIXES]
+        best = rank(read_all(texts, self.read_file, walk), query, max_results)
+        stopped = f"\n\n[search stopped early: {walk.stopped}]" if walk.stopped else ""
         if not best:
             return (f"No passages matched '{query}' in this workspace's text files: "
-                    "the information is not there.")
-        return "\n\n".join(best)
-
-    def _documents(self, walk: Walk) -> list[tuple[str, str]]:
-        """(path, text) of every readable text file, until the byte budget or the run ends."""
-        documents, budget, control = [], MAX_SEARCHED_BYTES, current()
-        for rel in self._files(walk):
-            if Path(rel).suffix.lower() not in TEXT_SUFFIXES:
-                continue
-            if budget <= 0 or (control and control.stop_reason()):
-                walk.stopped = walk.stopped or "read as much text as one search may"
-                break
-            try:
-                text = self.read_file(rel)
-            except (ValueError, OSError):  # binary, too big, unreadable: skip
-                continue
-            budget -= len(text)
-            documents.append((rel, text))
-        return documents
+                    f"the information is not there.{stopped}")
+        return "\n\n".join(best) + stopped
 
     def run_shell(self, command: str) -> ToolResult:
         """Run a shell command in the workspace root; returns exit status, stdout and stderr.

@@ -1,0 +1,73 @@
+"""Protected folders: hidden from listings was not enough, they must be out of reach.
+
+``.git`` was hidden from `list_files` but readable and writable: credentials read from
+``.git/config``, ``core.fsmonitor`` planted, and the person's next ``git status`` ran the
+model's command. Version control, virtual environments and ``.env`` files are refused
+in path resolution, for every file tool, however the path is spelled.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import Workspace
+
+CONFIG = "[remote]\n\turl = https://user:token@git.example/repo\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "root"
+    for folder in (".git", ".venv", "env312", ".hg", "docs"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git" / "config").write_text(CONFIG, encoding="utf-8")
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    (root / "env312" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    (root / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n", encoding="utf-8")
+    (root / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    return Workspace(root)
+
+
+def use(ws: Workspace, name: str, path: str) -> tuple[bool, str]:
+    arguments = {"read_file": {"path": path},
+                 "write_file": {"path": path, "content": "[core]\n\tfsmonitor = evil\n"},
+                 "edit_file": {"path": path, "old": "[remote]", "new": "[core] fsmonitor=x"}}
+    t = next(t for t in ws.tools if t.name == name)
+    result = t.execute(t.parse(json.dumps(arguments[name])))
+    return result.ok, result.output
+
+
+@pytest.mark.parametrize("path", [
+    ".git/config", ".git/hooks/pre-commit", "docs/../.git/config", "./.git/config",
+    ".GIT/config", ".venv/bin/activate", "env312/bin/python", ".env", ".hg/hgrc",
+    "docs/.git/config",
+])
+@pytest.mark.parametrize("name", ["read_file", "write_file", "edit_file"])
+def test_every_file_tool_refuses_a_protected_path(ws: Workspace, name: str, path: str) -> None:
+    before = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()}
+    ok, output = use(ws, name, path)
+    assert not ok
+    assert "is protected" in output or "does not exist" in output, output
+    assert "token" not in output and "sk-from-dotenv" not in output
+    assert {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()} == before
+
+
+def test_a_link_to_a_protected_folder_is_refused(ws: Workspace) -> None:
+    (ws.root / "notes").symlink_to(".git", target_is_directory=True)
+    ok, output = use(ws, "read_file", "notes/config")
+    assert not ok and "inside '.git', which is protected" in output
+
+
+def test_listings_and_search_never_show_protected_files(ws: Workspace) -> None:
+    listed = ws.list_files("**/*")
+    assert listed == "docs/guide.md"
+    assert ws.list_files(".git/*") == "No files match '.git/*'."
+    assert "sk-from-dotenv" not in ws.search_docs("OPENAI_API_KEY sk from dotenv")
+
+
+def test_ordinary_dot_files_are_still_usable(ws: Workspace) -> None:
+    assert use(ws, "write_file", ".gitignore") == (True, "Wrote 25 characters to .gitignore")
+    assert use(ws, "write_file", "docs/.environment.md")[0]
