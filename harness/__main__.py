@@ -3,7 +3,8 @@
     python -m harness demo [--save run.json]   offline: scripted model, real tools
     python -m harness run "task" [--save F]    the live model from HARNESS_MODEL & co.
     python -m harness replay run.json          re-run a saved run offline, tools for real
-    python -m harness doctor                   what is installed, which model is set
+    python -m harness doctor [--live]          what is installed, which model is set;
+                                               --live: what the endpoint can do
 
 The demo is the counterpart of the AgentHub article's ``-demo``: the moves are scripted
 (plan, search the sample workspace's policies, update the plan, answer), every tool
@@ -21,9 +22,10 @@ from collections.abc import Callable
 from .agent import Agent
 from .approval import ask_on_stdin
 from .doctor import doctor
-from .events import Event, format_event
+from .events import Event
 from .hooks import Permissions
 from .openai_model import OpenAIModel
+from .panel import log_line
 from .result import RunResult
 from .scripted import ScriptedModel, say, tool_call
 from .todo import TodoItem, progress, render
@@ -87,13 +89,52 @@ def print_event(event: Event, out: Callable[[str], None] = print) -> None:
     elif event.type == "tool_result" and event.tool_name == "todo_write" and event.ok:
         return  # the plan was just printed in full
     elif event.type != "run_end":
-        line = format_event(event)
+        line = log_line(event)
         if line:
             out(line)
 
 
-def _report(result: RunResult) -> None:
-    print(f"\nanswer:\n{result.final}" if result.final else "\n(no answer)")
+class StreamPrinter:
+    """`print_event`, plus a streaming model's text as it is written.
+
+    The answer goes out word by word on a line of its own (``model: ...``), the
+    reasoning on one before it (``thinking: ...``); the next event starts a new line.
+    """
+
+    def __init__(self, write: Callable[[str], object] | None = None) -> None:
+        self.write = write or _write
+        self.open: str | None = None  # the kind of streamed line being written
+        self.answered = False  # some answer text was streamed
+
+    def __call__(self, event: Event) -> None:
+        if event.type != "model_delta":
+            self.end_line()
+            print_event(event, lambda line: self.write(line + "\n"))
+            return
+        kind = event.data["kind"]
+        if kind not in ("text", "reasoning") or not event.data["text"]:
+            return
+        if kind != self.open:
+            self.end_line()
+            self.write("  " * event.depth + ("thinking: " if kind == "reasoning" else "model: "))
+            self.open = kind
+        self.write(event.data["text"])
+        self.answered = self.answered or kind == "text"
+
+    def end_line(self) -> None:
+        if self.open:
+            self.write("\n")
+            self.open = None
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _report(result: RunResult, *, streamed: bool = False) -> None:
+    if not streamed:  # a streamed answer has just been printed as it was written
+        print(f"\nanswer:\n{result.final}" if result.final else "\n(no answer)")
     usage = result.usage
     est = " (estimated)" if usage["estimated"] else ""
     print(f"\noutcome: {result.outcome} after {result.turns} model requests; "
@@ -102,14 +143,15 @@ def _report(result: RunResult) -> None:
         print(f"error: {result.error}")
 
 
-def _agent(model: object, workspace: Workspace, *, full: bool) -> Agent:
+def _agent(model: object, workspace: Workspace, *, full: bool,
+           observer: Callable[[Event], None] = print_event) -> Agent:
     """The demo agent (read-only tools), or the full one used by ``run`` and ``replay``."""
     ask = {"write_file": "ask", "edit_file": "ask", "run_shell": "ask"} if full else {}
     rules = {"read_file": "allow", "list_files": "allow", "search_docs": "allow", **ask}
     return Agent(model, workspace.tools, planning=True, subagents=full, max_turns=30,
                  subagent_tools=("read_file", "list_files", "search_docs"),
                  permissions=Permissions(rules, approve=ask_on_stdin),
-                 observers=[print_event])
+                 observers=[observer])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,13 +163,14 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("task")
         p.add_argument("--save", metavar="PATH", help="save the run as JSON (replay it later)")
     sub.add_parser("replay", help="replay a saved run offline").add_argument("path")
-    sub.add_parser("doctor", help="check the environment")
+    sub.add_parser("doctor", help="check the environment").add_argument(
+        "--live", action="store_true", help="also ask the configured endpoint what it can do")
     args = parser.parse_args(argv)
     if hasattr(sys.stdout, "reconfigure"):  # a console that cannot show a symbol shows '?'
         sys.stdout.reconfigure(errors="replace")
 
     if args.command == "doctor":
-        doctor()
+        doctor(live=args.live)
         return 0
     workspace = Workspace.sample()
     if args.command == "demo":
@@ -146,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"Live run on {model.model}; workspace: a fresh copy of the sample project.\n")
         task, full = args.task, True
-    result = _agent(model, workspace, full=full).run(task)
-    _report(result)
+    printer = StreamPrinter()
+    result = _agent(model, workspace, full=full, observer=printer).run(task)
+    printer.end_line()
+    _report(result, streamed=printer.answered)
     if getattr(args, "save", None):
         print(f"saved: {result.save(args.save)}")
     return 0 if result.outcome in ("completed", "open_items") else 1

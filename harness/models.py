@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .wire import echoed, read_usage, reasoning_fields, split_content
+from .wire import ECHOED, echoed, read_usage, reasoning_fields, split_content
 
 Message = dict[str, Any]
 
@@ -105,14 +105,16 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
     content, thought = split_content(message.get("content"))
-    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
+    plain = ECHOED.isdisjoint(message)  # no provider fields: the common case, made quick
+    refusal = None if plain or not isinstance(message.get("refusal"), str) else message["refusal"]
     if content is None and refusal:  # a refusal is the model's answer too
         content = refusal
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
     calls = [_wire_call(call, i, id_prefix) for i, call in enumerate(message.get("tool_calls")
                                                                     or [])]
-    reasoning = "\n\n".join(dict.fromkeys(reasoning_fields(message) + thought)) or None
+    found = thought if plain else reasoning_fields(message) + thought
+    reasoning = "\n\n".join(dict.fromkeys(found)) if found else None
     if usage:
         report = read_usage(usage)
     else:
@@ -122,7 +124,7 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
         report = {"prompt_tokens": estimate, "completion_tokens": completion,
                   "total_tokens": estimate + completion, "estimated": True}
     return ModelReply(content, calls, report, finish_reason, refusal or None, reasoning,
-                      echoed(message))
+                      {} if plain else echoed(message))
 
 
 def _wire_call(call: Any, index: int, id_prefix: str) -> dict:
@@ -134,7 +136,8 @@ def _wire_call(call: Any, index: int, id_prefix: str) -> dict:
     if not isinstance(args, str):  # a hand-written script may pass a dict
         args = json.dumps(args, ensure_ascii=False)
     call_id, name = call.get("id") or f"{id_prefix}_{index}", fn.get("name") or ""
-    extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
+    extra = {} if len(call) <= 3 else {k: v for k, v in call.items()
+                                        if k not in ("id", "type", "function", "index")}
     return {  # odd ids and names become strings: the loop refuses them cleanly
         "id": call_id if isinstance(call_id, str) else json.dumps(call_id),
         "type": "function",

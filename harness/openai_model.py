@@ -102,11 +102,11 @@ class OpenAIModel:
             except (self._openai.BadRequestError, self._openai.UnprocessableEntityError) as exc:
                 refused = self._step_down(exc, request)
                 if refused is None:
-                    raise ModelError(self._redact(f"{type(exc).__name__}: {exc}")) from None
+                    raise ModelError(self.redact(f"{type(exc).__name__}: {exc}")) from None
             except self._openai.OpenAIError as exc:
-                raise ModelError(self._redact(f"{type(exc).__name__}: {exc}")) from None
+                raise ModelError(self.redact(f"{type(exc).__name__}: {exc}")) from None
             except ValueError as exc:  # a 200 whose body is not JSON, or not a completion
-                raise ModelError(self._redact(f"the server's reply could not be read "
+                raise ModelError(self.redact(f"the server's reply could not be read "
                                               f"({type(exc).__name__}: {exc})")) from None
         raise ModelError("the server kept refusing the request's settings")
 
@@ -155,7 +155,7 @@ class OpenAIModel:
 
     def _step_down(self, refusal: Exception, request: dict) -> str | None:
         """After a 400: give up what the server named, for good; None if nothing can go."""
-        said = self._redact(str(getattr(refusal, "message", refusal)))[:300]
+        said = self.redact(str(getattr(refusal, "message", refusal)))[:300]
         choice = request.get("tool_choice")
         level = "named" if isinstance(choice, dict) else choice
         if _names(refusal, "tool_choice") and level in ("named", "required"):
@@ -196,7 +196,7 @@ class OpenAIModel:
             if not built.chunks:
                 raise  # the request itself failed: complete() decides what follows
             self.partial = parse_reply(built.message())
-            raise ModelError(self._redact(f"the stream broke off after {built.described()} "
+            raise ModelError(self.redact(f"the stream broke off after {built.described()} "
                                           f"({type(exc).__name__}: {exc})")) from None
         except BaseException:  # cancelled, out of time, interrupted: keep what arrived
             self.partial = parse_reply(built.message())
@@ -209,7 +209,8 @@ class OpenAIModel:
                              f"finish_reason) after {built.described()}")
         return built.message(), built.usage, built.finish_reason
 
-    def _redact(self, text: str) -> str:
+    def redact(self, text: str) -> str:
+        """``text`` with the key, and a password in the base URL, masked."""
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text

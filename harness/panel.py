@@ -9,7 +9,10 @@
                                                     +--> PlanPanel     (ipywidgets view)
 
 `PanelState` is plain Python: it works, and is tested, without a browser or ipywidgets.
-`PlanPanel` only copies that state into widget traits. It never prints, clears output
+`PlanPanel` only copies that state into widget traits, at most ~20 times a second
+however fast events come (throttle.py), and always once more after the last one. A
+streaming model's ``model_delta`` events show the answer as it is written and the tail
+of the reasoning while the model thinks (`LiveReply`). It never prints, clears output
 or updates a display handle, so a notebook that shows it stays stable under nbval,
 which compares the panel's text as it was when ``display(panel)`` ran.
 The plan is drawn by `harness.todo.render`, the formatter the `todo_write` tool result
@@ -20,13 +23,12 @@ from __future__ import annotations
 
 import textwrap
 from collections import deque
-from html import escape
 from typing import Any
 
 from .events import Event, format_event, plural, short, tokens
 from .todo import MARKERS, TodoItem, progress, render
 
-__all__ = ["PanelState", "PlanPanel", "format_event"]
+__all__ = ["LiveReply", "PanelState", "PlanPanel", "format_event"]  # noqa: F822 (PlanPanel: __getattr__)
 
 def _replied(event: Event) -> str:
     calls = event.message.get("tool_calls") or []
@@ -43,6 +45,72 @@ STEPS = {  # what an agent is doing right after each of these events
     "tool_result": lambda e: f"{e.tool_name} {'done' if e.ok else 'failed'}",
     "subagent_start": lambda e: f"waiting for {e.child_id}",
 }
+WRITING = {"text": "model writing its answer", "reasoning": "model reasoning",
+           "tool_call": "model writing a tool call"}
+UNLOGGED = frozenset({"model_request", "model_reply", "tool_call", "plan_update", "stop"})
+# (events the log never shows: format_event has no line for them; skipping it is faster)
+
+
+def log_line(event: Event) -> str | None:
+    """`format_event`'s line, and the panel's own for a tool_choice fallback."""
+    if event.type == "tool_choice_fallback":
+        wanted = event.requested
+        wanted = (wanted.get("function") or {}).get("name") if isinstance(wanted, dict) \
+            else wanted
+        return "  " * event.depth + f"⇣ forcing {wanted} refused by the server: sent {event.sent!r}"
+    return format_event(event)
+
+
+class LiveReply:
+    """The reply a model is writing now, from its ``model_delta`` events.
+
+    Pieces are only appended (cheap, however long the reply); the tails shown are
+    joined when the panel is drawn, a few times a second.
+    """
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.call: str | None = None
+        self.args: list[str] = []
+        self.stopped = False  # the run ended while this reply was being written
+
+    def empty(self) -> bool:
+        return not (self.text or self.reasoning or self.call)
+
+    def add(self, kind: str, data: dict) -> None:
+        if kind == "text":
+            self.text.append(data["text"])
+        elif kind == "reasoning":
+            self.reasoning.append(data["text"])
+        elif kind == "tool_call":
+            if data.get("name") and data["name"] != self.call:
+                self.call, self.args = data["name"], []
+            self.args.append(data["text"])
+
+    def lines(self) -> list[tuple[str, str]]:
+        """Labelled tails: the reasoning while no answer comes, the answer, the call."""
+        lines = []
+        if self.reasoning and not self.text and self.call is None:
+            lines.append(("Thinking", "…" + _tail(self.reasoning, 160)))
+        if self.text:
+            label = "Answer so far" + (" (stopped)" if self.stopped else "")
+            lines.append((label, _tail(self.text, 400)))
+        if self.call is not None:
+            lines.append(("Writing", f"{self.call}({_tail(self.args, 80)}"))
+        return lines
+
+
+def _tail(pieces: list[str], limit: int) -> str:
+    """The last ``limit`` characters of the joined pieces, joining only what is needed."""
+    taken, size = [], 0
+    for piece in reversed(pieces):
+        taken.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    text = "".join(reversed(taken))
+    return text if len(text) <= limit else "…" + text[-limit:]
 
 
 class PanelState:
@@ -64,18 +132,33 @@ class PanelState:
         self.context: tuple[str, dict] = ("main", {})  # (agent_id, usage of the last reply)
         self.children: dict[str, dict] = {}
         self.end: dict | None = None
+        self.live = LiveReply()
 
     def on_event(self, event: Event) -> None:
-        """Observer entry point: ``Agent(..., observers=[state])`` calls it for every event."""
-        if event.type == "run_start" and event.depth == 0:
+        """Observer entry point: ``Agent(..., observers=[state])`` calls it for every event.
+
+        It runs for every event of every run, so it only records; the text of what it
+        recorded is made when the panel is drawn (`step_text`, `LiveReply.lines`).
+        """
+        kind = event.type
+        if kind == "model_delta":  # the hot path: many a second while a model streams
+            if event.data["kind"] in WRITING:
+                self.live.add(event.data["kind"], event.data)
+                self.steps[event.depth] = (event.agent_id, event)
+            return
+        if kind == "run_start" and event.depth == 0:
             self.reset()
             self.status, self.task = "running", event.task
-        line = format_event(event)
-        if line:
-            self.log.append(line)
-        if event.type in STEPS:
-            self.steps = {d: s for d, s in self.steps.items() if d < event.depth}
-            self.steps[event.depth] = (event.agent_id, STEPS[event.type](event))
+        if kind in ("model_request", "model_reply") and not self.live.empty():
+            self.live = LiveReply()  # a new reply starts; or the whole one has arrived
+        if kind not in UNLOGGED:
+            line = log_line(event)
+            if line:
+                self.log.append(line)
+        if kind in STEPS:
+            if self.steps and max(self.steps) > event.depth:  # a sub-agent has finished
+                self.steps = {d: s for d, s in self.steps.items() if d < event.depth}
+            self.steps[event.depth] = (event.agent_id, event)
         d = event.data
         if event.type == "model_reply":
             self.tokens[event.agent_id] = (self.tokens.get(event.agent_id, 0)
@@ -95,6 +178,7 @@ class PanelState:
         elif event.type == "run_end":
             self.end = dict(d, during=self.step_text())
             self.status, self.steps = d["outcome"], {}
+            self.live.stopped = True  # what was being written stays, marked as stopped
 
     # -- the pieces of the view: text() and the widget both use them ------------------
 
@@ -105,8 +189,10 @@ class PanelState:
         """The deepest agent's current step: what is happening right now."""
         if not self.steps:
             return ""
-        agent_id, text = self.steps[max(self.steps)]
-        return f"{agent_id}: {text}"
+        agent_id, event = self.steps[max(self.steps)]
+        if event.type == "model_delta":
+            return f"{agent_id}: {WRITING[event.data['kind']]}"
+        return f"{agent_id}: {STEPS[event.type](event)}"
 
     def change_text(self) -> str:
         """What the last plan update changed, from the plan_update event's own fields."""
@@ -165,6 +251,8 @@ class PanelState:
             bar = "#" * round(10 * self.done() / len(self.items))
             lines.append(f"Progress: {progress(self.items)} [{bar:-<10}]")
         lines += [_fit(f"{label}: {value}") for label, value in self.facts()]
+        lines += [_fit(" ".join(f"{label}: {value}".split())) for label, value in
+                  self.live.lines()]
         if self.log:
             lines += ["Log:"] + ["  " + line for line in self.log]
         return "\n".join(lines + self.usage_lines())
@@ -175,83 +263,9 @@ def _fit(line: str, width: int = 96) -> str:
     return textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False)
 
 
-MUTED = "color: var(--jp-ui-font-color2, #757575)"
-MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12.5px"
-STATUS_COLOR = {"running": "var(--jp-brand-color1, #1976d2)", "completed": "#2e7d32",
-                "waiting for a run": "var(--jp-ui-font-color2, #757575)"}  # else amber
-
-
-class PlanPanel:
-    """The live plan panel for JupyterLab: a thin ipywidgets view over a `PanelState`.
-
-    ``display(panel)`` shows it; ``panel.text()`` (and ``repr(panel)``) give the same
-    content as text. The widget itself is ``panel.widget``, for use inside other layouts.
-    """
-
-    def __init__(self, title: str = "Agent plan") -> None:
-        try:
-            import ipywidgets as w
-        except ImportError as exc:
-            raise ImportError("PlanPanel needs ipywidgets: pip install ipywidgets "
-                              "(or use PanelState for a text-only panel)") from exc
-        self.state = PanelState(title)
-        self.header, self.plan, self.progress, self.details = (w.HTML() for _ in range(4))
-        self.bar = w.IntProgress(min=0, max=1, layout=w.Layout(width="220px", height="14px"))
-        bar_row = w.HBox([self.bar, self.progress], layout=w.Layout(align_items="center"))
-        self.widget = w.VBox([self.header, self.plan, bar_row, self.details],
-                             layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)",
-                                             padding="4px 12px 8px", max_width="760px"))
-        self.widget.add_class("harness-plan-panel")
-        self.plan.add_class("harness-plan")
-        self._refresh()
-
-    def on_event(self, event: Event) -> None:
-        self.state.on_event(event)
-        self._refresh()
-
-    def reset(self) -> None:
-        self.state.reset()
-        self._refresh()
-
-    def text(self) -> str:
-        return self.state.text()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        """The widget view, with the panel's full text as text/plain (not a truncated repr)."""
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = self.text()
-        return bundle
-
-    def _refresh(self) -> None:
-        """Copy the state into widget traits; an unchanged value sends nothing."""
-        s = self.state
-        color = STATUS_COLOR.get(s.status, "#b26a00")
-        task = f'<div style="{MUTED}">{escape(short(s.task, 100))}</div>' if s.task else ""
-        self.header.value = (f'<div style="line-height:1.5"><b>{escape(s.title)}</b> <span '
-                             f'style="color:{color}">● {escape(s.status)}</span>{task}</div>')
-        rows = "".join(_plan_row(item) for item in s.items)
-        rows = rows or f'<div style="{MUTED}">{escape(render([]))}</div>'
-        self.plan.value = f'<div style="{MONO}; line-height:1.6; margin:4px 0">{rows}</div>'
-        self.bar.max, self.bar.value = max(len(s.items), 1), s.done()
-        self.bar.bar_style = "success" if s.items and s.done() == len(s.items) else ""
-        self.progress.value = f'<span style="{MUTED}; padding-left:8px">{progress(s.items)}</span>'
-        html = "".join(f'<div><span style="{MUTED}">{label}:</span> {escape(value)}</div>'
-                       for label, value in s.facts())
-        for lines, style in ((s.log, MUTED), (s.usage_lines(), "")):
-            if lines:
-                html += (f'<div style="{MONO}; {style}; margin-top:6px; white-space:pre-wrap">'
-                         f'{"<br>".join(escape(line) for line in lines)}</div>')
-        self.details.value = f'<div style="line-height:1.5">{html}</div>'
-
-
-def _plan_row(item: TodoItem) -> str:
-    """One plan line; the item in progress stands out, finished ones step back."""
-    line = escape(render([item]))
-    if item.status == "in_progress":
-        return (f'<div style="background:var(--jp-brand-color4, #e3f2fd); font-weight:600; '
-                f'border-left:3px solid var(--jp-brand-color1, #1976d2); padding-left:5px; '
-                f'margin-left:-8px">{line}</div>')
-    return f'<div style="{MUTED if item.status == "completed" else ""}">{line}</div>'
+def __getattr__(name: str) -> Any:
+    """``harness.panel.PlanPanel`` lives in panel_widget.py, imported on first use."""
+    if name == "PlanPanel":
+        from .panel_widget import PlanPanel
+        return PlanPanel
+    raise AttributeError(f"module 'harness.panel' has no attribute {name!r}")

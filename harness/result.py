@@ -52,10 +52,20 @@ def empty_usage() -> dict:
     return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "estimated": False}
 
 
+DETAILS = ("cached_tokens", "reasoning_tokens")  # counted by some providers only
+
+
 def add_usage(total: dict, usage: dict) -> None:
-    """Add one reply's (or one sub-agent's) usage into a running total."""
+    """Add one reply's (or one sub-agent's) usage into a running total.
+
+    The three totals are always there; a detail (`DETAILS`) appears in the total once
+    a reply has counted it, and then sums only what the replies that counted it said.
+    """
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         total[key] += usage.get(key, 0)
+    for key in DETAILS:
+        if key in usage:
+            total[key] = total.get(key, 0) + usage[key]
     total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
 
 

@@ -24,14 +24,16 @@ import re
 from typing import Any
 
 # Message fields a provider needs back on its own assistant turns, kept as received.
-ECHOED = ("reasoning_content", "reasoning", "reasoning_details", "extra_content", "refusal")
+ECHOED = frozenset({"reasoning_content", "reasoning", "reasoning_details", "extra_content",
+                    "refusal"})
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _LEADING_THINK = re.compile(r"\s*<think>(.*?)(?:</think>|\Z)", re.S)
 
 
 def echoed(message: dict) -> dict:
     """The provider fields of ``message`` that go back with it (``None`` is left out)."""
-    return {key: message[key] for key in ECHOED if message.get(key) is not None}
+    return {key: value for key, value in message.items()
+            if key in ECHOED and value is not None}
 
 
 def reasoning_fields(message: dict) -> list[str]:
@@ -46,13 +48,15 @@ def reasoning_fields(message: dict) -> list[str]:
     return texts
 
 
-def split_content(content: Any) -> tuple[str | None, list[str]]:
+def split_content(content: Any) -> tuple[Any, list[str]]:
     """The answer text of ``content``, and the reasoning found inside it.
 
     A list of parts gives its text parts as the answer and its thinking parts as
     reasoning; a string loses a leading ``<think>`` block (or everything before a lone
     ``</think>``, when the chat template opened the block in the prompt).
     """
+    if content is None:
+        return None, []
     reasoning: list[str] = []
     if isinstance(content, list):
         texts = []
@@ -60,10 +64,10 @@ def split_content(content: Any) -> tuple[str | None, list[str]]:
             kind, text = _part(part)
             (texts if kind == "text" else reasoning).append(text)
         content = "".join(texts) if texts else None
-    if isinstance(content, str):
+    if isinstance(content, str) and "think>" in content:
         content, thought = split_think(content)
         reasoning += thought
-    return content, [r for r in reasoning if r.strip()]
+    return content, [r for r in reasoning if r.strip()] if reasoning else reasoning
 
 
 def split_think(text: str) -> tuple[str, list[str]]:
