@@ -198,10 +198,10 @@ def streamed(entry: Scripted | None = None, *, chunks: list | None = None,
 
 def sse_chunks(choice: dict, usage: dict | None, *, finish: bool = True) -> list[dict]:
     """One choice's message cut into ``chat.completion.chunk`` deltas, as OpenAI sends
-    them: the role first, a word of text (or reasoning) per chunk, each tool call's id
+    them: the role first, a word of text (reasoning, refusal) per chunk, each call's id
     and name, then its arguments 7 characters at a time, then ``finish_reason``."""
     message, out = choice["message"], [{"role": "assistant", "content": None}]
-    for key in ("reasoning_content", "reasoning"):
+    for key in ("reasoning_content", "reasoning", "refusal"):
         out += [{key: word} for word in _words(message.get(key))]
     content = message.get("content")
     if isinstance(content, list):  # content parts go out one part per chunk
