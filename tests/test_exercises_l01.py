@@ -11,6 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 from exercises.l01 import check_answer_undelivered, check_run_loop
 from solutions import l01 as solution
 
+from harness import say
+
 
 def test_run_loop_check_accepts_the_reference():
     assert check_run_loop(solution.run_loop) is True
@@ -68,7 +70,7 @@ def test_answer_undelivered_check_accepts_the_reference():
 
 def test_answer_undelivered_check_rejects_a_hard_coded_answer():
     def hard_coded(messages):
-        return {"content": "Still on the way: ORD-1003 (shipped)."}
+        return say("Still on the way: ORD-1003 (shipped).")
 
     assert check_answer_undelivered(hard_coded) is False
 
@@ -81,9 +83,19 @@ def test_answer_undelivered_check_rejects_reading_every_round_instead_of_the_las
                 value = json.loads(m["content"])
                 records += value if isinstance(value, list) else [value]
         named = [r for r in records if isinstance(r, str)]  # ids from list_orders
-        return {"content": "On the way: " + ", ".join(named)}
+        return say("On the way: " + ", ".join(named))
 
     assert check_answer_undelivered(every_round) is False
+
+
+def test_answer_undelivered_check_rejects_reading_only_the_last_tool_message():
+    def last_message_only(messages):
+        record = json.loads(messages[-1]["content"])
+        if record["status"] == "delivered":
+            return say("All of these orders have been delivered.")
+        return say(f"Still on the way: {record['id']} ({record['status']}).")
+
+    assert check_answer_undelivered(last_message_only) is False
 
 
 def test_answer_undelivered_check_reports_an_unfinished_stub(capsys):

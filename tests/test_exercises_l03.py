@@ -19,9 +19,31 @@ def test_notes_only_check_accepts_the_reference_hook():
     assert check_notes_only(l03.notes_only) is True
 
 
+def test_notes_only_check_rejects_a_hook_that_guards_only_write_file(capsys):
+    def write_file_only(event):
+        if event.tool_name == "write_file" and not l03._in_notes(event.arguments["path"]):
+            return "Blocked: only notes/."
+        return None
+
+    assert check_notes_only(write_file_only) is False
+    assert "edit_file docs/policies/returns.md ran" in capsys.readouterr().out
+
+
+def test_notes_only_check_rejects_a_hook_that_lists_the_workspace_writers_by_name(capsys):
+    def known_writers(event):
+        if event.tool_name in ("write_file", "edit_file"):
+            if not l03._in_notes(event.arguments["path"]):
+                return "Blocked: only notes/."
+        return None
+
+    assert check_notes_only(known_writers) is False
+    assert "save_draft drafts/reply.md ran" in capsys.readouterr().out
+
+
 def test_notes_only_check_rejects_a_prefix_test_that_lets_dot_dot_through():
     def prefix_only(event):
-        if event.tool_name == "write_file" and not event.arguments["path"].startswith("notes/"):
+        path = event.get("writes")
+        if path is not None and not path.startswith("notes/"):
             return "Blocked: only notes/."
         return None
 
@@ -30,8 +52,8 @@ def test_notes_only_check_rejects_a_prefix_test_that_lets_dot_dot_through():
 
 def test_notes_only_check_rejects_a_prefix_without_the_slash():
     def no_slash(event):
-        path = posixpath.normpath(event.arguments.get("path", ""))
-        if event.tool_name == "write_file" and not path.startswith("notes"):
+        path = event.get("writes")
+        if path is not None and not posixpath.normpath(path).startswith("notes"):
             return "no"
         return None
 
@@ -58,13 +80,41 @@ def test_research_permissions_check_accepts_the_reference_table():
     assert check_research_permissions(l03.research_permissions) is True
 
 
+def _table(approve) -> Permissions:
+    return Permissions({"read_file": "allow", "list_files": "allow", "search_docs": "allow",
+                        "write_file": "ask", "edit_file": "ask", "run_shell": "deny"},
+                       approve=approve)
+
+
+def test_research_permissions_check_rejects_an_approver_that_answers_yes(capsys):
+    def says_yes() -> Permissions:
+        return _table(lambda name, args: "yes" if l03._in_notes(args["path"]) else "no")
+
+    assert check_research_permissions(says_yes) is False
+    assert "Only True approves" in capsys.readouterr().out
+
+
+def test_research_permissions_check_rejects_an_approver_that_answers_one(capsys):
+    def says_one() -> Permissions:
+        return _table(lambda name, args: int(l03._in_notes(args["path"])))
+
+    assert check_research_permissions(says_one) is False
+    assert "Only True approves" in capsys.readouterr().out
+
+
 def test_research_permissions_check_rejects_an_approver_that_says_yes_to_everything():
     def approves_all() -> Permissions:
-        return Permissions({"read_file": "allow", "list_files": "allow", "search_docs": "allow",
-                            "write_file": "ask", "edit_file": "ask", "run_shell": "deny"},
-                           approve=lambda name, args: True)
+        return _table(lambda name, args: True)
 
     assert check_research_permissions(approves_all) is False
+
+
+def test_research_permissions_check_rejects_an_approver_that_lets_dot_dot_through(capsys):
+    def prefix_only() -> Permissions:
+        return _table(lambda name, args: args.get("path", "").startswith("notes/"))
+
+    assert check_research_permissions(prefix_only) is False
+    assert "notes/../src/hack.py: should be refused" in capsys.readouterr().out
 
 
 def test_research_permissions_check_rejects_a_table_that_allows_unlisted_tools():

@@ -11,6 +11,18 @@ sys.path.insert(0, str(LESSONS))
 from exercises.l04 import check_plan_steps, check_update_plan  # noqa: E402
 from solutions import l04  # noqa: E402
 
+from harness import say, tool_call  # noqa: E402
+
+HARD_CODED_NOTE = tool_call(  # what the sample workspace says before the check rewrites it
+    "write_file", path="notes/ORD-1003.md",
+    content="ORD-1003 (Finch wireless earbuds) is shipped. Policy: Standard shipping takes "
+            "3-5 business days and is free for orders over $50.\n")
+
+
+def plan_of(*statuses: str) -> dict:
+    return tool_call("todo_write", todos=[{"content": c, "status": s}
+                                          for c, s in zip(l04.STEPS, statuses, strict=True)])
+
 
 def test_update_plan_check_accepts_the_reference():
     assert check_update_plan(l04.update_plan) is True
@@ -53,6 +65,18 @@ def test_update_plan_check_rejects_a_missing_in_progress_rule():
     assert check_update_plan(two_active_ok) is False
 
 
+def test_update_plan_check_says_that_an_empty_list_clears_the_plan(capsys):
+    def refuses_empty(plan, new_items):
+        if not new_items:
+            raise ValueError("empty")
+        return l04.update_plan(plan, new_items)
+
+    assert check_update_plan(refuses_empty) is False
+    out = capsys.readouterr().out
+    assert "it clears the plan" in out
+    assert "your code raised" not in out
+
+
 def test_plan_steps_check_accepts_the_reference():
     assert check_plan_steps(l04.plan_steps) is True
 
@@ -71,3 +95,42 @@ def test_plan_steps_check_rejects_a_script_that_works_before_it_plans():
         return [steps[1], steps[0], *steps[2:]]
 
     assert check_plan_steps(plans_late) is False
+
+
+def test_plan_steps_check_rejects_a_plan_ticked_off_only_at_the_end_and_a_hard_coded_note(capsys):
+    def never_updates_while_working():
+        return [plan_of("pending", "pending", "pending"),
+                tool_call("read_file", path=l04.RECORD),
+                tool_call("read_file", path=l04.POLICY),
+                HARD_CODED_NOTE,
+                plan_of("completed", "completed", "completed"),
+                say("Done.")]
+
+    assert check_plan_steps(never_updates_while_working) is False
+    assert "was not in_progress" in capsys.readouterr().out
+
+
+def test_plan_steps_check_rejects_a_hard_coded_note_even_with_a_perfect_plan(capsys):
+    def hard_coded_note():
+        steps = l04.plan_steps()
+        return [*steps[:5], HARD_CODED_NOTE, *steps[6:]]
+
+    assert check_plan_steps(hard_coded_note) is False
+    assert "the check rewrote it" in capsys.readouterr().out
+
+
+def test_plan_steps_check_rejects_marking_an_item_in_progress_after_its_work():
+    def updates_after_the_work():
+        steps = l04.plan_steps()
+        return [steps[0], steps[1], steps[3], steps[2], *steps[4:]]
+
+    assert check_plan_steps(updates_after_the_work) is False
+
+
+def test_plan_steps_check_rejects_moving_on_without_completing_the_item_before():
+    def skips_completion():
+        steps = l04.plan_steps()
+        jump = plan_of("pending", "in_progress", "pending")
+        return [steps[0], steps[1], jump, *steps[3:]]
+
+    assert check_plan_steps(skips_completion) is False

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import sys
 from pathlib import Path
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 sys.path.insert(0, str(LESSONS))
 
-from exercises.l05 import check_choose_tool_choice, check_plan_reminder  # noqa: E402
+from exercises.l05 import (  # noqa: E402
+    check_choose_tool_choice,
+    check_plan_reminder,
+    check_wants_plan,
+)
 from solutions import l05  # noqa: E402
 
 from harness.reminder import forced  # noqa: E402
@@ -64,3 +70,55 @@ def test_choose_tool_choice_check_rejects_a_delegation_test_on_the_whole_round()
         return forced("todo_write") if forced_now else "auto"
 
     assert check_choose_tool_choice(only_a_lone_delegation) is False
+
+
+def test_wants_plan_check_accepts_the_reference():
+    assert check_wants_plan(l05.wants_plan) is True
+
+
+def test_wants_plan_check_rejects_always_planning():
+    assert check_wants_plan(lambda task: True) is False
+
+
+def test_wants_plan_check_rejects_then_found_inside_authentication(capsys):
+    def substring(task: str) -> bool:
+        words = ("todo", "to-do", "task list", "then", "finally", "and summarize",
+                 "and summarise")
+        return any(word in task.lower() for word in words)
+
+    assert check_wants_plan(substring) is False
+    assert "authentication" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_a_rule_that_minds_capitals(capsys):
+    def case_sensitive(task: str) -> bool:
+        return re.search(r"\b(?:todo|to-do|task list|then|finally|and summari[sz]e)\b",
+                         task) is not None
+
+    assert check_wants_plan(case_sensitive) is False
+    assert "compare without case" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_words_split_on_spaces_only(capsys):
+    def split_words(task: str) -> bool:
+        words = task.lower().split()
+        pairs = {" ".join(p) for p in itertools.pairwise(words)}
+        return bool({"todo", "to-do", "then", "finally"} & set(words)
+                    or {"task list", "and summarize", "and summarise"} & pairs)
+
+    assert check_wants_plan(split_words) is False
+    assert "TODO:" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_summarize_on_its_own():
+    def any_summary(task: str) -> bool:
+        return l05.wants_plan(task) or "summar" in task.lower()
+
+    assert check_wants_plan(any_summary) is False
+
+
+def test_wants_plan_check_rejects_a_match_object_instead_of_a_bool():
+    def match(task: str):
+        return l05.PLAN_WORDS.search(task)
+
+    assert check_wants_plan(match) is False

@@ -15,6 +15,33 @@ def test_write_task_check_accepts_the_reference():
     assert check_write_task(solution.write_task) is True
 
 
+def test_write_task_check_rejects_a_hard_coded_task_that_ignores_the_messages(capsys):
+    def hard_coded(messages: list[dict]) -> str:
+        return ("A customer asks: Order ORD-1002: I opened my new headphones and they work "
+                "fine, but I do not like the fit. Can I return them?\n"
+                "Read docs/policies/returns.md and the customer's order record, then quote "
+                "the section of the policy that applies.")
+
+    assert check_write_task(hard_coded) is False
+    assert "not a fixed one" in capsys.readouterr().out
+
+
+def test_write_task_check_rejects_a_policy_path_that_is_always_the_same(capsys):
+    def returns_policy_always(messages: list[dict]) -> str:
+        return (f"A customer asks: {messages[1]['content']}\n"
+                "Read docs/policies/returns.md and the order record, then quote the rule.")
+
+    assert check_write_task(returns_policy_always) is False
+    assert "warranty.md" in capsys.readouterr().out
+
+
+def test_write_task_check_rejects_a_task_without_the_path():
+    def question_only(messages: list[dict]) -> str:
+        return f"A customer asks: {messages[1]['content']} Quote the policy that applies."
+
+    assert check_write_task(question_only) is False
+
+
 def test_write_task_check_rejects_a_task_that_points_at_the_parents_context():
     def refers_back(messages: list[dict]) -> str:
         return "Read the file the search above found and answer the user's question."

@@ -14,7 +14,9 @@ from exercises.l07 import (
     run_with_panel,
 )
 from solutions import l07 as solution
-from solutions.l07 import call, reply, save_note, warranty_plan
+from solutions.l07 import reply, save_note, warranty_plan
+
+from harness import say, tool_call
 
 
 def test_fixed_script_check_accepts_the_reference():
@@ -30,9 +32,9 @@ def test_reference_script_finishes_with_every_item_done_on_the_panel():
 def test_fixed_script_check_rejects_the_lessons_broken_script():
     def broken() -> list:
         return [warranty_plan("in_progress", "pending", "pending"),
-                call("read_file", path="data/records/ORD-1001.json"),
+                tool_call("read_file", path="data/records/ORD-1001.json"),
                 warranty_plan("completed", "in_progress", "in_progress"),
-                call("search_docs", query="warranty year claim", max_results=2),
+                tool_call("search_docs", query="warranty year claim", max_results=2),
                 save_note, reply, reply]
 
     assert check_fixed_script(broken) is False
@@ -51,7 +53,7 @@ def test_fixed_script_check_rejects_a_plan_ticked_off_without_any_work():
     def no_work() -> list:
         return [warranty_plan("in_progress", "pending", "pending"),
                 warranty_plan("completed", "completed", "completed"),
-                {"content": "All done."}]
+                say("All done.")]
 
     assert check_fixed_script(no_work) is False
 
@@ -76,6 +78,56 @@ def test_tool_call_counter_check_rejects_counts_keyed_by_depth():
                 self.counts[event.depth] = self.counts.get(event.depth, 0) + 1
 
     assert check_tool_call_counter(ByDepth) is False
+
+
+def test_tool_call_counter_check_rejects_counting_only_successful_results(capsys):
+    class SuccessesOnly(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type == "tool_result" and event.ok:
+                self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+    assert check_tool_call_counter(SuccessesOnly) is False
+    assert "only the calls that succeeded" in capsys.readouterr().out
+
+
+def test_tool_call_counter_check_rejects_counting_only_calls_that_ran(capsys):
+    class RanOnly(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type == "tool_result" and event.ran:
+                self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+    assert check_tool_call_counter(RanOnly) is False
+    assert "only the calls that ran" in capsys.readouterr().out
+
+
+def test_tool_call_counter_check_rejects_leaving_out_calls_the_harness_refused(capsys):
+    class RunnableOnly(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type == "tool_call" and event.runnable:
+                super().on_event(event)
+
+    assert check_tool_call_counter(RunnableOnly) is False
+    assert "runnable=False" in capsys.readouterr().out
+
+
+def test_tool_call_counter_check_rejects_counting_calls_and_results(capsys):
+    class Both(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type in ("tool_call", "tool_result"):
+                self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+    assert check_tool_call_counter(Both) is False
+    assert "doubled" in capsys.readouterr().out
+
+
+def test_tool_call_counter_check_rejects_leaving_out_the_harness_tools():
+    class WorkspaceToolsOnly(solution.ToolCallCounter):
+        def on_event(self, event) -> None:
+            if event.type == "tool_call" and event.tool_name not in ("todo_write",
+                                                                     "delegate_task"):
+                super().on_event(event)
+
+    assert check_tool_call_counter(WorkspaceToolsOnly) is False
 
 
 def test_summarize_check_accepts_the_reference():

@@ -41,6 +41,18 @@ def test_cancel_after_check_accepts_the_reference():
     assert check_cancel_after(solution.CancelAfter) is True
 
 
+def test_cancel_after_check_rejects_counting_calls_when_they_start(capsys):
+    class CancelOnStart(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_call":
+                self.finished += 1
+                if self.finished >= self.n:
+                    self.cancel.set()
+
+    assert check_cancel_after(CancelOnStart) is False
+    assert "you set cancel when the n-th call started" in capsys.readouterr().out
+
+
 def test_cancel_after_check_rejects_an_off_by_one():
     class CancelOneLate(solution.CancelAfter):
         def on_event(self, event: Event) -> None:

@@ -1,4 +1,4 @@
-"""Lesson 09 exercise checks: each accepts the reference solution and rejects a wrong one."""
+"""Lesson 10 exercise checks: each accepts the reference solution and rejects a wrong one."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l09 import check_make_model, check_replay
-from solutions import l09 as solution
+from exercises.l10 import NOTE, check_make_model, check_replay
+from solutions import l10 as solution
 
-from harness import Agent, RunResult, ScriptedModel, Tool
+from harness import Agent, CallLog, RunResult, ScriptedModel, Tool
 
 
 def test_make_model_check_accepts_the_reference():
@@ -27,16 +27,83 @@ def test_make_model_check_rejects_an_ollama_url_without_v1():
     assert check_make_model(no_v1) is False
 
 
-def test_make_model_check_rejects_a_case_sensitive_lookup():
+def test_make_model_check_says_how_to_fix_a_case_sensitive_lookup(capsys):
     def case_sensitive(preset: str) -> dict:
         model, base_url, needs_key = solution.PRESETS[preset]
         return {"model": model, "base_url": base_url, "needs_key": needs_key}
 
     assert check_make_model(case_sensitive) is False
+    out = capsys.readouterr().out
+    assert "in any capitalisation" in out
+    assert "preset.lower()" in out
+
+
+def test_make_model_check_says_the_preset_names_to_a_table_keyed_by_display_name(capsys):
+    def display_names(preset: str) -> dict:
+        table = {"OpenAI": "openai", "DeepSeek": "deepseek", "GLM": "glm",
+                 "Ollama": "ollama", "vLLM": "vllm"}
+        by_name = {shown: solution.PRESETS[key] for shown, key in table.items()}
+        model, base_url, needs_key = by_name[preset]
+        return {"model": model, "base_url": base_url, "needs_key": needs_key}
+
+    assert check_make_model(display_names) is False
+    assert "openai, deepseek, glm, ollama, vllm" in capsys.readouterr().out
+
+
+def test_make_model_check_rejects_a_vllm_model_name_without_its_organisation(capsys):
+    def short_name(preset: str) -> dict:
+        settings = solution.make_model(preset)
+        if preset.lower() == "vllm":
+            settings["model"] = "Qwen2.5-7B-Instruct"
+        return settings
+
+    assert check_make_model(short_name) is False
+    assert "'Qwen/Qwen2.5-7B-Instruct'" in capsys.readouterr().out
+
+
+def test_make_model_check_rejects_an_unknown_preset_error_without_the_names():
+    def terse(preset: str) -> dict:
+        if preset.lower() not in solution.PRESETS:
+            raise ValueError("unknown preset")
+        return solution.make_model(preset)
+
+    assert check_make_model(terse) is False
 
 
 def test_replay_check_accepts_the_reference():
     assert check_replay(solution.replay) is True
+
+
+def _replay_agent(path: Path, tools: list[Tool]) -> tuple[Agent, str]:
+    recorded = RunResult.load(path)
+    agent = Agent(ScriptedModel.from_run(path), tools, system=recorded.messages[0]["content"])
+    return agent, recorded.messages[1]["content"]
+
+
+def test_replay_check_rejects_a_replay_that_writes_again(capsys):
+    def runs_every_tool(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task)
+
+    assert check_replay(runs_every_tool) is False
+    assert f"the replay wrote {NOTE} again" in capsys.readouterr().out
+
+
+def test_replay_check_rejects_a_replay_that_answers_every_call_from_the_record(capsys):
+    def nothing_runs(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task, call_log=CallLog.from_run(path, reuse="all"))
+
+    assert check_replay(nothing_runs) is False
+    assert "read-only tools must run again" in capsys.readouterr().out
+
+
+def test_replay_check_rejects_a_replay_without_the_tools_that_have_side_effects():
+    def switched_off(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, [t for t in tools if not t.side_effects])
+        return agent.run(task)
+
+    assert check_replay(switched_off) is False
 
 
 def test_replay_check_rejects_loading_the_recording_without_running_it():
@@ -49,6 +116,7 @@ def test_replay_check_rejects_loading_the_recording_without_running_it():
 def test_replay_check_rejects_a_replay_with_the_default_system_prompt():
     def default_system(path: Path, tools: list[Tool]) -> RunResult:
         task = RunResult.load(path).messages[1]["content"]
-        return Agent(ScriptedModel.from_run(path), tools).run(task)
+        log = CallLog.from_run(path)
+        return Agent(ScriptedModel.from_run(path), tools).run(task, call_log=log)
 
     assert check_replay(default_system) is False

@@ -13,14 +13,9 @@ from collections.abc import Callable
 
 from course import check
 
-from harness import Agent, ModelError, ScriptedModel, tool
+from harness import Agent, ModelError, ScriptedModel, parallel, say, tool, tool_call
 
 TASK = "Fetch the code, then answer."
-
-
-def _call(call_id: str, name: str, **args: object) -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 def _schema(name: str, description: str) -> dict:
@@ -75,11 +70,11 @@ def check_run_loop(run_loop: Callable) -> str:
     functions = {"fetch_code": fetch_code, "explode": explode}
     schemas = [_schema("fetch_code", "Fetch the code."), _schema("explode", "Always fails.")]
     model = ScriptedModel([
-        {"content": None, "tool_calls": [_call("call_a", "fetch_code"),
-                                         _call("call_b", "teleport", where="moon")]},
-        {"content": None, "tool_calls": [_call("call_c", "explode")]},
-        lambda messages: {"content": "Done."},
-        {"content": "a reply the loop should never ask for"},
+        parallel(tool_call("fetch_code", id="call_a"),
+                 tool_call("teleport", where="moon", id="call_b")),
+        tool_call("explode", id="call_c"),
+        lambda messages: say("Done."),
+        say("a reply the loop should never ask for"),
     ])
     messages = _run(run_loop, model, functions, schemas, max_turns=5)
 
@@ -112,7 +107,7 @@ def check_run_loop(run_loop: Callable) -> str:
 
     def ask_again(messages: list[dict]) -> dict:
         n = sum(m.get("role") == "assistant" for m in messages) + 1
-        return {"content": None, "tool_calls": [_call(f"again_{n}", "fetch_code")]}
+        return tool_call("fetch_code", id=f"again_{n}")
 
     stubborn = ScriptedModel([ask_again] * 10)
     messages = _run(run_loop, stubborn, functions, schemas, max_turns=3)
@@ -150,9 +145,9 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
 
     def run(calls: list[str]) -> tuple[str | None, str]:
         model = ScriptedModel([
-            {"content": None, "tool_calls": [_call("call_0", "list_orders")]},
-            {"content": None, "tool_calls": [_call(f"call_{k}", "read_record", order_id=i)
-                                             for k, i in enumerate(calls, 1)]},
+            tool_call("list_orders", id="call_0"),
+            parallel(*(tool_call("read_record", order_id=i, id=f"call_{k}")
+                       for k, i in enumerate(calls, 1))),
             answer_undelivered,
         ])
         result = Agent(model, [read_record, list_orders]).run("Which orders are on the way?")
@@ -160,7 +155,7 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
             raise NotImplementedError
         assert result.outcome == "completed", (
             f"the run ended with {result.outcome!r} ({result.error}); your step should return "
-            "an assistant message dict such as {'content': '...'}, without tool calls")
+            "an answer without tool calls: say('...')")
         return result.final, result.messages[-1].get("content") or ""
 
     final, _ = run(ids[:4])

@@ -6,7 +6,6 @@ really converts, and a `confine` that really resolves paths, can pass.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import tempfile
@@ -16,12 +15,7 @@ from typing import Any
 
 from course import check
 
-from harness import Agent, ScriptedModel, Tool
-
-
-def _call(call_id: str, name: str, arguments: str) -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": arguments}}
+from harness import Agent, ScriptedModel, Tool, parallel, say, tool_call
 
 
 def _check_schema(t: Tool) -> None:
@@ -57,13 +51,13 @@ def check_convert_temperature(convert_temperature: Any) -> str:
     c1, c2 = round(rng.uniform(-40, 120), 1), round(rng.uniform(-40, 120), 1)
     expected = {"t1": c1 * 9 / 5 + 32, "t2": c2 + 273.15}
     model = ScriptedModel([
-        {"content": None, "tool_calls": [
-            _call("t1", "convert_temperature", json.dumps({"celsius": c1, "to": "fahrenheit"})),
-            _call("t2", "convert_temperature", json.dumps({"celsius": c2, "to": "kelvin"})),
-            _call("t3", "convert_temperature", '{"celsius": "warm", "to": "kelvin"}'),
-            _call("t4", "convert_temperature", json.dumps({"celsius": c1, "to": "rankine"})),
-        ]},
-        lambda messages: {"content": "Converted."},
+        parallel(
+            tool_call("convert_temperature", celsius=c1, to="fahrenheit", id="t1"),
+            tool_call("convert_temperature", celsius=c2, to="kelvin", id="t2"),
+            tool_call("convert_temperature", '{"celsius": "warm", "to": "kelvin"}', id="t3"),
+            tool_call("convert_temperature", celsius=c1, to="rankine", id="t4"),
+        ),
+        lambda messages: say("Converted."),
     ])
     result = Agent(model, [convert_temperature]).run("Convert these temperatures.")
     answers = {m["tool_call_id"]: m["content"] for m in result.messages if m["role"] == "tool"}

@@ -2,18 +2,22 @@
 
 `check_update_plan` calls your function on good and bad updates and compares the plan
 before and after; `check_plan_steps` runs your scripted model with ``planning=True`` and
-the real tools of a fresh copy of the sample workspace.
+the real tools of a fresh copy of the sample workspace, whose order record and shipping
+policy it rewrites first with values it picks, so only a note built from what the tools
+returned can pass.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import random
 import tempfile
 from collections.abc import Callable
 
 from course import check
 from harness import Agent, RunResult, ScriptedModel, Workspace
+from harness.events import Event
 from harness.todo import render
 
 SHIPPING_TASK = ("Order ORD-1003 has not arrived yet. Plan three steps: look up the order "
@@ -70,35 +74,102 @@ def check_update_plan(update_plan: Callable) -> str:
     if plan[0]["status"] != "completed" or len(plan) != 2:
         raise AssertionError("changing the caller's list afterwards changed the plan: store "
                              "copies of the items (dict(item)) and a new list")
-    if update_plan(plan, []) != [] or plan != []:
-        raise AssertionError("an empty list should clear the plan")
+    try:
+        cleared = update_plan(plan, [])
+    except ValueError as exc:
+        raise AssertionError(
+            f"update_plan(plan, []) raised ValueError ({exc}), but [] is a valid update: it "
+            "clears the plan (a model sends it when the plan is no longer needed). Refuse "
+            "None, not an empty list: test `new_items is None`, not `not new_items`") from None
+    if cleared != [] or plan != []:
+        raise AssertionError("an empty list should clear the plan: after update_plan(plan, []) "
+                             f"the plan is {plan} and the function returned {cleared!r}")
     return (f"{len(REFUSED)} bad updates were refused with the plan untouched; "
             "valid ones replaced it.")
 
 
-def _calls(result: RunResult) -> list[dict]:
-    return [c for m in result.messages if m["role"] == "assistant"
-            for c in m.get("tool_calls") or ()]
+RECORD, POLICY, NOTE = "data/records/ORD-1003.json", "docs/policies/shipping.md", \
+    "notes/ORD-1003.md"
+WORK = [  # the work of each plan item, in order: (tool, path, what it does)
+    ("read_file", RECORD, "look up the order record"),
+    ("read_file", POLICY, "read the shipping policy"),
+    ("write_file", NOTE, "save the note"),
+]
+STATUSES = ["delayed", "held at customs", "out for delivery", "at the depot", "lost in transit"]
+ITEMS = ["Lark sport earbuds", "Robin travel headphones", "Wren in-ear headphones",
+         "Heron over-ear headphones", "Swift gaming headset"]
+
+
+def _new_scenario(ws: Workspace) -> dict[str, str]:
+    """Rewrite ORD-1003's record and the standard shipping time with values picked now."""
+    rng = random.SystemRandom()
+    low = rng.randint(4, 9)
+    picked = {"status": rng.choice(STATUSES), "item": rng.choice(ITEMS),
+              "days": f"{low}-{low + rng.randint(1, 5)} business days"}
+    record = json.loads(ws.read_file(RECORD))
+    record.update(status=picked["status"], item=picked["item"])
+    ws.write_file(RECORD, json.dumps(record, indent=2) + "\n")
+    ws.edit_file(POLICY, "3-5 business days", picked["days"])
+    return picked
+
+
+def _plan_at_each_work_call(events: list[Event]) -> list[tuple[Event | None, list[dict]]]:
+    """For each item's work call: its tool_call event (None if it never ran) and the plan
+    as the last accepted todo_write left it when the call was made."""
+    found: list[tuple[Event | None, list[dict]]] = [(None, [])] * len(WORK)
+    plan: list[dict] = []
+    for event in events:
+        if event.depth:
+            continue
+        if event.type == "plan_update":
+            plan = event.todos
+        elif event.type == "tool_call" and isinstance(event.arguments, dict):
+            for i, (name, path, _) in enumerate(WORK):
+                if (event.tool_name == name and event.arguments.get("path") == path
+                        and found[i][0] is None):
+                    found[i] = (event, plan)
+    return found
+
+
+def _check_plan_moved_with_the_work(result: RunResult) -> None:
+    for i, (event, plan) in enumerate(_plan_at_each_work_call(result.events)):
+        name, path, what = WORK[i]
+        if event is None:
+            raise AssertionError(f"your script never called {name} with path {path!r} "
+                                 f"(to {what})")
+        shown = ", ".join(f"{t['content']!r} {t['status']}" for t in plan) or "no plan yet"
+        if len(plan) != len(WORK) or plan[i]["status"] != "in_progress":
+            raise AssertionError(
+                f"when you called {name} {path} (to {what}), item {i + 1} was not "
+                f"in_progress; the plan was: {shown}. Update the plan as you go: mark an "
+                "item in_progress with todo_write before you do its work")
+        if any(t["status"] != "completed" for t in plan[:i]):
+            raise AssertionError(
+                f"when you called {name} {path} (to {what}), an earlier item was not "
+                f"completed; the plan was: {shown}. Mark each item completed when its work "
+                "is done, before the next one starts")
 
 
 @check
 def check_plan_steps(plan_steps: Callable[[], list]) -> str:
-    """Your script plans 3 items first, does the work, and finishes with every item done."""
+    """Your script plans 3 items, moves the plan with the work, and writes a note built
+    from what the tools returned."""
     steps = plan_steps()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(tmp)
+        picked = _new_scenario(ws)
         agent = Agent(ScriptedModel(steps), ws.tools, planning=True, max_turns=16)
         result = agent.run(SHIPPING_TASK)
-        calls = _calls(result)
-        if not calls or calls[0]["function"]["name"] != "todo_write":
+        calls = [e for e in result.events if e.type == "tool_call" and e.depth == 0]
+        if not calls or calls[0].tool_name != "todo_write":
             raise AssertionError("the first tool call should be todo_write: plan before you work")
-        first = json.loads(calls[0]["function"]["arguments"]).get("todos") or []
-        if len(first) != 3:
-            raise AssertionError(f"the first plan has {len(first)} items; plan three steps")
         failed = [e for e in result.events if e.type == "tool_result" and not e.ok]
         if failed:
             raise AssertionError(f"the call to {failed[0].tool_name} was refused: "
                                  f"{failed[0].output}")
+        first = calls[0].arguments.get("todos") or []
+        if len(first) != 3:
+            raise AssertionError(f"the first plan has {len(first)} items; plan three steps")
         if result.outcome != "completed":
             gate = any(e.type == "stop_gate" for e in result.events)
             why = (" The final answer came while the plan had open items, so the harness "
@@ -111,12 +182,14 @@ def check_plan_steps(plan_steps: Callable[[], list]) -> str:
         if [i.content for i in result.plan] != [t.get("content") for t in first]:
             raise AssertionError("the final plan's items differ from the planned ones: keep the "
                                  "same three items and change only their status")
-        names = {c["function"]["name"] for c in calls}
-        if not {"read_file", "write_file"} <= names and not {"run_shell", "write_file"} <= names:
-            raise AssertionError("do the work with the tools: read the order and the policy, "
-                                 "then write the note")
-        if ws.list_files("notes/ORD-1003.md") != "notes/ORD-1003.md":
-            raise AssertionError("notes/ORD-1003.md was not written")
-        if not ws.read_file("notes/ORD-1003.md").strip():
-            raise AssertionError("notes/ORD-1003.md is empty")
-    return f"the run ended completed with the plan\n{render(result.plan)}"
+        _check_plan_moved_with_the_work(result)
+        note = ws.read_file(NOTE)
+        for key, where in (("item", RECORD), ("status", RECORD), ("days", POLICY)):
+            if picked[key] not in note:
+                raise AssertionError(
+                    f"the note does not say {picked[key]!r}, which {where} says in this run "
+                    "(the check rewrote it with values of its own before the run). Build "
+                    "the note from what read_file returned: make that step a function of "
+                    f"the messages. Your note: {note[:200]!r}")
+    return (f"each step ran while its item was in_progress, the note quotes the record and "
+            f"the policy of this run, and the plan ended\n{render(result.plan)}")

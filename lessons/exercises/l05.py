@@ -1,7 +1,8 @@
 """Checks for lesson 05 (the stale-plan reminder and forced ``tool_choice``).
 
-Both checks feed your code a table of situations and compare its answers with what the
-harness's own rules say, case by case.
+Each check feeds your code a table of situations and compares its answers with the
+rule, case by case; the last one also runs an agent with your rule deciding
+``plan_first``, and looks at the first request it sent.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from course import check
+from harness import Agent, ScriptedModel, say, tool_call
 from harness.reminder import forced
 
 STALE, REFUSED, UPDATED = (["search_docs"], False), (["todo_write"], False), (["todo_write"], True)
@@ -67,3 +69,62 @@ def check_choose_tool_choice(choose_tool_choice: Callable) -> str:
             raise AssertionError(f"turn={turn}, plan_first={plan_first}, last_round_tools="
                                  f"{tools}: you returned {got!r}, expected {expected!r}")
     return f"all {len(POLICY_CASES)} cases match the harness's policy."
+
+
+PLAN_TASKS = [  # (task, does it ask for steps?, why, for a wrong answer)
+    ("Make a todo list for the returns audit.", True, "it says 'todo'"),
+    ("TODO: check ORD-1003 and write a note.", True,
+     "'TODO:' is the word todo in capitals, followed by a colon: compare without case, "
+     "and let punctuation end a word"),
+    ("What is on my to-do list?", True, "'to-do' is spelled with a hyphen too"),
+    ("Give me a task list for the warranty claims.", True, "it says 'task list'"),
+    ("Read the shipping policy, then check ORD-1003.", True, "it says 'then'"),
+    ("Check ORD-1003 first. Then write the note.", True,
+     "'Then' starts a sentence: compare without case"),
+    ("Read the warranty policy. Finally, email Ada.", True,
+     "'Finally,' is the word finally followed by a comma"),
+    ("Read docs/faq.md and summarize it.", True, "it says 'and summarize'"),
+    ("Compare the two policies and summarise the differences.", True,
+     "'and summarise' is the British spelling of 'and summarize'"),
+    ("What is the return window for opened headphones?", False,
+     "one question, no step words: the model decides for itself"),
+    ("Is ORD-1003 shipped yet?", False, "one question, no step words"),
+    ("Fix the authentication bug in src/orders.py.", False,
+     "'then' inside 'authentication' is not the word then: match whole words only"),
+    ("Strengthen the wording of the shipping note.", False,
+     "'strengthen' ends in 'then', but it is not the word then: match whole words only"),
+    ("Find our Mastodon link in the FAQ.", False,
+     "'todo' inside 'Mastodon' is not the word todo: match whole words only"),
+    ("Summarize the warranty policy.", False,
+     "'summarize' alone is one step; only 'and summarize' adds a step to other work"),
+    ("Finalize the reply to Ada.", False, "'finalize' is not 'finally'"),
+    ("List the tasks in the README.", False, "'tasks' is not 'task list'"),
+]
+
+
+@check
+def check_wants_plan(wants_plan: Callable[[str], bool]) -> str:
+    """Your rule on a table of tasks, then in a run: plan_first=wants_plan(task)."""
+    for task, expected, why in PLAN_TASKS:
+        got = wants_plan(task)
+        if not isinstance(got, bool):
+            raise AssertionError(f"wants_plan({task!r}) returned {got!r}; return True or False "
+                                 "(wrap a regex match in bool(...))")
+        if got != expected:
+            raise AssertionError(f"wants_plan({task!r}) returned {got}, expected {expected}: "
+                                 f"{why}")
+    shown = []
+    for task in (PLAN_TASKS[4][0], PLAN_TASKS[9][0]):
+        model = ScriptedModel([
+            tool_call("todo_write", todos=[{"content": "Answer", "status": "completed"}]),
+            say("Done."),
+        ])
+        Agent(model, planning=True).run(task, plan_first=wants_plan(task))
+        choice = model.requests[0]["tool_choice"]
+        want = forced("todo_write") if wants_plan(task) else "auto"
+        if choice != want:
+            raise AssertionError(f"the first request of {task!r} had tool_choice {choice!r}, "
+                                 f"expected {want!r}")
+        shown.append(f"{task!r} {'forced todo_write' if choice != 'auto' else 'left it auto'}")
+    return (f"all {len(PLAN_TASKS)} tasks are judged right. In a run, the first request of "
+            + "; of ".join(shown) + ".")

@@ -2,33 +2,52 @@
 
 The scripts here serve a parent and a sub-agent from one `ScriptedModel`, so every step
 is one function that first asks who is calling: a request whose first message is the
-sub-agent prompt comes from the sub-agent.
+sub-agent prompt comes from the sub-agent. `check_write_task` makes up its customers
+(order ids, items) each time it runs, and asks about two different policies.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import random
 import re
 import tempfile
 from collections.abc import Callable
 
 from course import check
 
-from harness import Agent, ScriptedModel, Workspace
+from harness import Agent, RunResult, ScriptedModel, Workspace, say, tool_call
 from harness.subagent import SUBAGENT_SYSTEM
 
-QUESTION = ("Order ORD-1002: I opened my new headphones and they work fine, but I do not "
-            "like the fit. Can I return them?")
-SEARCH = "return opened headphones that work"
-POLICY = "docs/policies/returns.md"
 PATH = re.compile(r"[\w./-]+\.md\b")
 ORDER = re.compile(r"ORD-\d{4}")
+IN_EAR = ("Wren in-ear headphones", "Finch wireless earbuds", "Lark sport earbuds")
+OVER_EAR = ("Heron over-ear headphones", "Robin travel headphones", "Swift studio headphones")
+CUSTOMERS = ("Ada Example", "Ben Sample", "Cleo Demo", "Dev Trial", "Eli Placeholder")
 
 
-def _call(call_id: str, name: str, **args: object) -> dict:
-    return {"content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {
-        "name": name, "arguments": json.dumps(args)}}]}
+def _scenarios(ws: Workspace) -> list[dict]:
+    """Two customers made up now, each with an order record in ``ws``: (question, the
+    parent's search, the policy it finds, the order, its item, the section that fits)."""
+    rng = random.SystemRandom()
+    ids = [f"ORD-{n}" for n in rng.sample(range(4000, 9999), 2)]
+    found = [
+        {"question": f"Order {ids[0]}: I opened them and they work fine, but I do not like "
+                     "the fit. Can I return them?",
+         "search": "return opened headphones that work", "policy": "docs/policies/returns.md",
+         "order": ids[0], "item": rng.choice(IN_EAR),
+         "section": "Hygiene rule for in-ear headphones"},
+        {"question": f"Order {ids[1]}: a hinge broke after two months of normal use. "
+                     "Is that covered?",
+         "search": "broken hinge warranty", "policy": "docs/policies/warranty.md",
+         "order": ids[1], "item": rng.choice(OVER_EAR), "section": "What the warranty covers"},
+    ]
+    for case in found:
+        record = {"id": case["order"], "customer": rng.choice(CUSTOMERS), "item": case["item"],
+                  "date": "2024-06-03", "status": "delivered"}
+        ws.write_file(f"data/records/{case['order']}.json", json.dumps(record, indent=2))
+    return found
 
 
 def _is_subagent(messages: list[dict]) -> bool:
@@ -44,101 +63,125 @@ def _sections(markdown: str) -> dict[str, str]:
     return found
 
 
+def _fits(policy: dict[str, str], item: str) -> str:
+    """The section of a policy that fits an item: the hygiene rule for in-ear ones."""
+    if "Hygiene rule for in-ear headphones" in policy:
+        in_ear = "in-ear" in item or "earbuds" in item
+        return "Hygiene rule for in-ear headphones" if in_ear else "Opened headphones"
+    return next(iter(policy))
+
+
 def _scripted_subagent(messages: list[dict]) -> dict:
     """A sub-agent that knows only its task: it reads the file and the order the task names.
 
-    1. read the policy file named in the task (no path: it says so and stops);
-    2. read the order record named in the task (no order id: it guesses the general rule);
-    3. quote the section that fits the item: the hygiene rule for in-ear headphones.
+    1. read the first .md path named in the task (none: it says so and stops);
+    2. read the record of the first order id in the task (none: it says so and stops);
+    3. quote the section of the policy that fits the ordered item.
     """
     task = messages[1]["content"]
-    done = [m for m in messages if m["role"] == "tool"]
-    call_id = f"sub_{len(done) + 1}"
+    done = [m["content"] for m in messages if m["role"] == "tool"]
     paths, orders = PATH.findall(task), ORDER.findall(task)
+    if not paths:
+        return say("I cannot tell which file to read: the task names no file.")
     if not done:
-        if not paths:
-            return {"content": "I cannot tell which file to read: the task names no file."}
-        return _call(call_id, "read_file", path=paths[0])
-    if len(done) == 1 and orders and not done[0]["content"].startswith("Error"):
-        return _call(call_id, "read_file", path=f"data/records/{orders[0]}.json")
-    policy = _sections(done[0]["content"])
-    if orders:
-        item = json.loads(done[1]["content"])["item"]
-        heading = next((h for h in policy if "in-ear" in h), "") if "in-ear" in item else ""
-        heading = heading or "Opened headphones"
-        source = f"{item} ({orders[0]})"
-    else:
-        heading, source = "Opened headphones", "an unknown order"
-    return {"content": f'{paths[0]}, "{heading}" applies to {source}: "{policy.get(heading, "")}"'}
+        return tool_call("read_file", path=paths[0], id="sub_1")
+    if not orders:
+        return say("I cannot tell which item the customer bought: the task names no order.")
+    if len(done) == 1:
+        return tool_call("read_file", path=f"data/records/{orders[0]}.json", id="sub_2")
+    if done[1].startswith("Error"):
+        return say(f"I could not read the order {orders[0]}: {done[1]}")
+    policy, item = _sections(done[0]), json.loads(done[1])["item"]
+    heading = _fits(policy, item)
+    return say(f'{paths[0]}, "{heading}" applies to {item} ({orders[0]}): '
+               f'"{policy.get(heading, "")}"')
 
 
-def _scripted_parent(write_task: Callable[[list[dict]], str], box: dict) -> Callable:
+def _scripted_parent(case: dict, write_task: Callable[[list[dict]], str], box: dict) -> Callable:
     def parent(messages: list[dict]) -> dict:
         turn = sum(m["role"] == "assistant" for m in messages)
         if turn == 0:
-            return _call("call_1", "search_docs", query=SEARCH, max_results=2)
+            return tool_call("search_docs", query=case["search"], max_results=2, id="call_1")
         if turn == 1:
             try:
                 box["task"] = write_task(copy.deepcopy(messages))
             except Exception as exc:  # re-raised by the check, outside the run
                 box["error"] = exc
-                return {"content": "(write_task failed)"}
+                return say("(write_task failed)")
             if not isinstance(box["task"], str):
-                return {"content": "(write_task returned no text)"}
-            return _call("call_2", "delegate_task", task=box["task"])
-        return {"content": messages[-1]["content"]}
+                return say("(write_task returned no text)")
+            return tool_call("delegate_task", task=box["task"], id="call_2")
+        return say(messages[-1]["content"])
 
     return parent
 
 
-@check
-def check_write_task(write_task: Callable[[list[dict]], str]) -> str:
-    """Run a parent that searches, then delegates with your task text; judge what the
-    sub-agent could do with it."""
-    box: dict = {}
-    parent = _scripted_parent(write_task, box)
-
+def _one_script(parent: Callable[[list[dict]], dict]) -> Callable[[list[dict]], dict]:
+    """One step for both agents: the sub-agent's script or the parent's, by the first message."""
     def step(messages: list[dict]) -> dict:
         return _scripted_subagent(messages) if _is_subagent(messages) else parent(messages)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace.sample(tmp)
-        agent = Agent(ScriptedModel([step] * 8), ws.tools, subagents=True,
-                      subagent_tools=("read_file",))
-        result = agent.run(QUESTION)
-    if "error" in box:
-        raise box["error"]
-    task = box.get("task")
+    return step
+
+
+def _judge_delegation(case: dict, task: object, result: RunResult) -> None:
     assert isinstance(task, str) and task.strip(), (
         f"write_task must return the task as a non-empty string, not {task!r}")
     assert result.delegations, f"no delegation happened (outcome {result.outcome})"
     reads = [e.arguments["path"] for e in result.events
              if e.type == "tool_call" and e.depth == 1 and e.tool_name == "read_file"]
-    assert reads, ("the sub-agent found no file path in your task, so it read nothing. It "
-                   "cannot see the parent's search result: put the path in the task.")
-    assert reads[0] == POLICY, (f"the sub-agent read {reads[0]!r}, but the parent's search "
-                                f"found {POLICY!r}")
-    assert len(reads) == 2, ("the sub-agent read the policy but not the order: it cannot see "
-                             "the customer's question, so it does not know the order id. "
-                             "Put the question in the task.")
+    asked = f"for the question {case['question']!r}, "
+    assert reads, (asked + "the sub-agent found no file path in your task, so it read "
+                   "nothing. It cannot see the parent's search result: put the path in the "
+                   "task.")
+    assert reads[0] == case["policy"], (
+        asked + f"the sub-agent read {reads[0]!r}, but the parent's search found "
+        f"{case['policy']!r}: take the path from the search result in messages, not from "
+        "an earlier run")
+    record = f"data/records/{case['order']}.json"
+    assert len(reads) == 2, (asked + "the sub-agent read the policy but not the order: it "
+                             "cannot see the customer's question, so it does not know the "
+                             "order id. Put the question in the task.")
+    assert reads[1] == record, (
+        asked + f"the sub-agent read {reads[1]!r}, but this customer's order is "
+        f"{case['order']}: put this run's question in the task (messages[1]), not a fixed one")
     answer = result.delegations[0].answer or ""
-    assert "Hygiene rule" in answer, f"the sub-agent answered: {answer}"
-    return ("from your task text alone the sub-agent read returns.md and the order, and "
-            "quoted the hygiene rule for in-ear headphones.")
+    assert case["section"] in answer and case["item"] in answer, (
+        f"the sub-agent answered: {answer}")
+
+
+@check
+def check_write_task(write_task: Callable[[list[dict]], str]) -> str:
+    """Two customers made up now: for each, a parent searches, then delegates with your task
+    text; judge what the sub-agent could do with it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(tmp)
+        for case in _scenarios(ws):
+            box: dict = {}
+            step = _one_script(_scripted_parent(case, write_task, box))
+            agent = Agent(ScriptedModel([step] * 8), ws.tools, subagents=True,
+                          subagent_tools=("read_file",))
+            result = agent.run(case["question"])
+            if "error" in box:
+                raise box["error"]
+            _judge_delegation(case, box.get("task"), result)
+    return ("for two customers made up just now, the sub-agent read the policy the search "
+            "found and the customer's order, from your task text alone, and quoted the "
+            "section that fits the item.")
 
 
 def _delegating_run(task: str) -> tuple[list[dict], list[dict]]:
     """Run a planning parent that delegates ``task``; return the parent's messages at the
     moment it delegated and the messages of the sub-agent's first request."""
-    plan = {"todos": [{"content": "Find the rule", "status": "in_progress"}]}
-    done = {"todos": [{"content": "Find the rule", "status": "completed"}]}
+    plan = [{"content": "Find the rule", "status": "in_progress"}]
+    done = [{"content": "Find the rule", "status": "completed"}]
     model = ScriptedModel([
-        _call("p1", "todo_write", **plan),
-        _call("p2", "search_docs", query="warranty claim", max_results=1),
-        _call("p3", "delegate_task", task=task),
-        {"content": "The warranty covers a broken hinge."},  # the sub-agent answers at once
-        _call("p4", "todo_write", **done),
-        {"content": "It is a warranty claim."},
+        tool_call("todo_write", todos=plan, id="p1"),
+        tool_call("search_docs", query="warranty claim", max_results=1, id="p2"),
+        tool_call("delegate_task", task=task, id="p3"),
+        say("The warranty covers a broken hinge."),  # the sub-agent answers at once
+        tool_call("todo_write", todos=done, id="p4"),
+        say("It is a warranty claim."),
     ])
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(tmp)

@@ -15,7 +15,16 @@ from typing import Any
 
 from course import check
 
-from harness import Agent, Permissions, RunResult, ScriptedModel, Workspace
+from harness import (
+    Agent,
+    Permissions,
+    RunResult,
+    ScriptedModel,
+    Workspace,
+    parallel,
+    say,
+    tool_call,
+)
 from harness.events import Event
 from harness.panel import PanelState
 
@@ -25,14 +34,6 @@ WARRANTY_TASK = ("Ada Example (order ORD-1001) asks how long her warranty lasts 
 ITEM = re.compile(r"^  (\[.\]) (.+)$")  # a plan line of panel.text()
 SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "reminders",
                 "pushbacks", "delegations")
-
-
-def _call(name: str, **args: Any) -> dict:
-    return {"tool_calls": [{"function": {"name": name, "arguments": args}}]}
-
-
-def _answer(text: str) -> dict:
-    return {"content": text}
 
 
 def run_with_panel(steps: list, task: str = WARRANTY_TASK) -> tuple[RunResult, PanelState]:
@@ -85,27 +86,40 @@ def check_fixed_script(fixed_script: Callable[[], list]) -> str:
 
 
 def _delegating_runs() -> list[tuple[list, dict]]:
-    """Two runs with sub-agents: (script, Agent settings). Main and sub steps interleave."""
-    search = _call("search_docs", query="warranty claim", max_results=1)
-    read = _call("read_file", path="docs/policies/warranty.md")
-    one = [search, _call("delegate_task", task="Quote how to claim the warranty."),
-           search, read, _answer("Email warranty@larkspur-audio.example."),   # main.sub1
-           _call("read_file", path="data/records/ORD-1001.json"), _answer("Done.")]
+    """Two runs with sub-agents, each with calls that were refused or failed: (script,
+    Agent settings). Main and sub steps interleave."""
+    search = tool_call("search_docs", query="warranty claim", max_results=1)
+    read = tool_call("read_file", path="docs/policies/warranty.md")
+    one = [search,
+           parallel(tool_call("grep", pattern="warranty"),                # unknown tool
+                    tool_call("search_docs", query="warranty", limit=2),  # bad arguments
+                    tool_call("run_shell", command="cat docs/*"),         # denied
+                    tool_call("read_file", path="docs/claims.md")),       # fails: no file
+           tool_call("delegate_task", task="Quote how to claim the warranty."),
+           search,                                                        # main.sub1
+           tool_call("read_file", path="docs/warranty.md"),               # main.sub1: fails
+           tool_call("write_file", path="notes/claim.md", content="x"),   # main.sub1: unknown
+           read, say("Email warranty@larkspur-audio.example."),           # main.sub1
+           tool_call("read_file", path="data/records/ORD-1001.json"), say("Done.")]
 
     def plan(*statuses: str) -> dict:
         steps = ("Ask about returns", "Ask about shipping")
-        return _call("todo_write", todos=[{"content": c, "status": s}
-                                          for c, s in zip(steps, statuses, strict=True)])
+        return tool_call("todo_write", todos=[{"content": c, "status": s}
+                                              for c, s in zip(steps, statuses, strict=True)])
 
+    refunds = "Quote the refund rule in docs/policies/returns.md."
     two = [plan("in_progress", "pending"),
-           _call("delegate_task", task="Quote the refund rule in docs/policies/returns.md."),
-           read, _answer("Refunds take 5 business days."),                    # main.sub1
+           tool_call("delegate_task", task=refunds),
+           read, say("Refunds take 5 business days."),                    # main.sub1
+           plan("in_progress", "in_progress"),                            # refused
            plan("completed", "in_progress"),
-           _call("delegate_task", task="Quote the shipping times in docs/policies/."),
-           search, _call("list_files", pattern="docs/*"), read, _answer("3-5 days."),  # sub2
-           plan("completed", "completed"), _answer("Both answered.")]
-    settings = {"subagents": True, "subagent_tools": ("read_file", "search_docs",
-                                                      "list_files")}
+           tool_call("delegate_task", task="Quote the shipping times in docs/policies/."),
+           search, tool_call("list_files", pattern="docs/*"),             # main.sub2
+           read, say("3-5 days."),                                        # main.sub2
+           tool_call("delegate_task", task=" "),                          # bad arguments
+           plan("completed", "completed"), say("Both answered.")]
+    settings = {"subagents": True, "subagent_tools": ("read_file", "search_docs", "list_files"),
+                "permissions": Permissions({"run_shell": "deny"}, default="allow")}
     return [(one, settings), (two, {**settings, "planning": True})]
 
 
@@ -129,16 +143,39 @@ def _run_watched(counter: Any, steps: list, settings: dict) -> RunResult:
     return result
 
 
+def _per_agent(events: list[Event], counted: Callable[[Event], bool]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for e in events:
+        if counted(e):
+            counts[e.agent_id] = counts.get(e.agent_id, 0) + 1
+    return counts
+
+
+COUNTER_MISTAKES = [  # (what a counter that gets it wrong counted, the hint)
+    (lambda e: e.type == "tool_result" and e.ok,
+     "you counted only the calls that succeeded. A call to an unknown tool, one with bad "
+     "arguments, one a permission blocked and one whose tool failed are tool calls too: "
+     "every call the model makes gets one tool_call event, count those"),
+    (lambda e: e.type == "tool_result" and e.ran,
+     "you counted only the calls that ran. A call the harness refused or a permission "
+     "blocked was still made by the model: count every tool_call event"),
+    (lambda e: e.type == "tool_call" and e.runnable,
+     "you left out the calls the harness refused itself (an unknown tool, bad arguments: "
+     "their tool_call event says runnable=False). The model made them all the same: "
+     "count every tool_call event"),
+    (lambda e: e.type == "tool_call" and e.tool_name not in ("todo_write", "delegate_task"),
+     "you left out the harness's own tools: todo_write and delegate_task calls count too"),
+]
+
+
 @check
 def check_tool_call_counter(counter_class: Callable[[], Any]) -> str:
-    """Attach a fresh counter to two runs with sub-agents; compare with their tool_call events."""
+    """Attach a fresh counter to two runs with sub-agents and refused calls; compare with
+    their tool_call events."""
     for steps, settings in _delegating_runs():
         counter = counter_class()
         result = _run_watched(counter, steps, settings)
-        expected: dict[str, int] = {}
-        for e in result.events:
-            if e.type == "tool_call":
-                expected[e.agent_id] = expected.get(e.agent_id, 0) + 1
+        expected = _per_agent(result.events, lambda e: e.type == "tool_call")
         counts = getattr(counter, "counts", None)
         if not isinstance(counts, dict):
             raise AssertionError(f"counter.counts should be a dict, not {counts!r}")
@@ -155,37 +192,41 @@ def check_tool_call_counter(counter_class: Callable[[], Any]) -> str:
         if all(counts.get(k) == 2 * n for k, n in expected.items()):
             raise AssertionError("every count is doubled: count one event per call "
                                  "(tool_call), not tool_call and tool_result")
+        for counted, hint in COUNTER_MISTAKES:
+            if counts == _per_agent(result.events, counted):
+                raise AssertionError(f"expected {expected}, your counter has {counts}: {hint}")
         raise AssertionError(f"expected {expected}, your counter has {counts}")
-    return "your observer counted every tool call, per agent, in two runs with sub-agents."
+    return ("your observer counted every tool call per agent, the refused and failed ones "
+            "too, in two runs with sub-agents.")
 
 
 def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
     """(label, script, Agent settings, expected summary, task) for runs of known shape."""
     def todos(*statuses: str) -> dict:
-        return _call("todo_write", todos=[{"content": c, "status": s} for c, s
-                                          in zip(("Find the rule", "Save a note"), statuses,
-                                                 strict=True)])
+        return tool_call("todo_write", todos=[{"content": c, "status": s} for c, s
+                                              in zip(("Find the rule", "Save a note"), statuses,
+                                                     strict=True)])
 
     whole = [todos("in_progress", "pending"),
-             _call("search_docs", query="return opened in-ear headphones", max_results=2),
-             _call("delegate_task", task="How long does a refund take? Quote returns.md."),
-             _call("search_docs", query="refund business days", max_results=1),  # main.sub1
-             _answer("5 business days (docs/policies/returns.md:23)."),          # main.sub1
+             tool_call("search_docs", query="return opened in-ear headphones", max_results=2),
+             tool_call("delegate_task", task="How long does a refund take? Quote returns.md."),
+             tool_call("search_docs", query="refund business days", max_results=1),  # sub1
+             say("5 business days (docs/policies/returns.md:23)."),                 # sub1
              todos("completed", "in_progress"),
-             _answer("Only if defective; refunds take 5 business days."),  # pushed back
-             _call("write_file", path="notes/reply.md", content="Only if defective."),
+             say("Only if defective; refunds take 5 business days."),  # pushed back
+             tool_call("write_file", path="notes/reply.md", content="Only if defective."),
              todos("completed", "completed"),
-             _answer("Only if defective; refunds take 5 business days.")]
-    failing = [_call("run_shell", command="grep -rn refund docs"),     # denied
-               _call("grep", pattern="refund"),                         # unknown tool
-               _call("search_docs", query="refund", limit=2),           # bad arguments
-               _call("delegate_task", task="Write the refund rule to notes/refund.md."),
-               _call("write_file", path="notes/refund.md", content="x"),  # main.sub1: no such tool
-               _answer("I could not write it."),                          # main.sub1
-               _call("search_docs", query="refund"),
-               _answer("Refunds take 5 business days.")]
-    ignores = [todos("in_progress", "pending"), _answer("Yes."), _answer("Yes, really.")]
-    loops = [_call("list_files", pattern="docs/*")] * 3
+             say("Only if defective; refunds take 5 business days.")]
+    failing = [tool_call("run_shell", command="grep -rn refund docs"),     # denied
+               tool_call("grep", pattern="refund"),                        # unknown tool
+               tool_call("search_docs", query="refund", limit=2),          # bad arguments
+               tool_call("delegate_task", task="Write the refund rule to notes/refund.md."),
+               tool_call("write_file", path="notes/refund.md", content="x"),  # sub1: unknown
+               say("I could not write it."),                               # main.sub1
+               tool_call("search_docs", query="refund"),
+               say("Refunds take 5 business days.")]
+    ignores = [todos("in_progress", "pending"), say("Yes."), say("Yes, really.")]
+    loops = [tool_call("list_files", pattern="docs/*")] * 3
     perms = Permissions({"read_file": "allow", "search_docs": "allow", "list_files": "allow",
                          "write_file": "allow", "run_shell": "deny"})
     sub = {"subagents": True, "subagent_tools": ("read_file", "search_docs")}

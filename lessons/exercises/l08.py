@@ -1,8 +1,11 @@
-"""Checks for lesson 08, execution control. Each one runs the real harness on a scripted model."""
+"""Checks for lesson 08, execution control. Each one runs the real harness on a scripted model.
+
+The cancel check runs real shell commands, which stop the moment cancel is set, so a
+cancel set one call too early shows up as a command that never ran.
+"""
 
 from __future__ import annotations
 
-import json
 import tempfile
 import threading
 from collections.abc import Callable
@@ -11,7 +14,17 @@ from typing import Any
 
 from course import check
 
-from harness import Agent, ScriptedModel, Tool, Workspace, tool
+from harness import (
+    Agent,
+    Event,
+    RunResult,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    parallel,
+    say,
+    tool_call,
+)
 
 GOOD_IDS = ("ORD-1001", "ORD-1003")
 BAD_IDS = (
@@ -26,13 +39,6 @@ BAD_IDS = (
 )
 
 
-def _step(*calls: tuple[str, str, dict]) -> dict:
-    return {"content": None, "tool_calls": [
-        {"id": call_id, "type": "function",
-         "function": {"name": name, "arguments": json.dumps(args)}}
-        for call_id, name, args in calls]}
-
-
 @check
 def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
     """Give your tool valid ids and injection attempts through a real run."""
@@ -45,8 +51,9 @@ def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
         params = sorted(query.schema()["function"]["parameters"]["properties"])
         assert params == ["record_id"], f"the model should fill only record_id, not {params}"
         model = ScriptedModel([
-            _step(*((f"call_{i}", "query_record", {"record_id": v}) for i, v in enumerate(values))),
-            {"content": "Done."},
+            parallel(*(tool_call("query_record", record_id=v, id=f"call_{i}")
+                       for i, v in enumerate(values))),
+            say("Done."),
         ])
         result = Agent(model, [query]).run("Look up these orders.")
     results = {e.call_id: e for e in result.events if e.type == "tool_result"}
@@ -64,35 +71,57 @@ def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
             "attempts were refused before any process started.")
 
 
-def _cancel_run(make_observer: Callable[[int, threading.Event], Any], n: int) -> tuple:
-    """A run of five calls (three in one reply, then two) with your observer set to ``n``."""
-    ran: list[str] = []
+def _watched(observer: Any, errors: list[BaseException]) -> Callable[[Event], None]:
+    """Your observer, with what it raises kept: the harness would only warn about it."""
+    def watch(event: Event) -> None:
+        try:
+            observer.on_event(event)
+        except Exception as exc:
+            errors.append(exc)
 
-    @tool
-    def pack(order_id: str) -> str:
-        """Pack an order for shipping."""
-        ran.append(order_id)
-        return f"packed {order_id}"
+    return watch
 
-    orders = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
-    calls = [(f"call_{i}", "pack", {"order_id": o}) for i, o in enumerate(orders)]
-    model = ScriptedModel([_step(*calls[:3]), _step(*calls[3:]), {"content": "All packed."}])
-    cancel = threading.Event()
-    observer = make_observer(n, cancel)
-    result = Agent(model, [pack], observers=[observer]).run("Pack every order.", cancel=cancel)
-    return result, ran
+
+ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
+
+
+def _cancel_run(make_observer: Callable[[int, threading.Event], Any],
+                n: int) -> tuple[RunResult, list[str]]:
+    """Five real shell commands (three in one reply, then two) with your observer set to
+    ``n``; each appends its order id to packed.txt. Returns the result and the ids packed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(tmp)
+        calls = [tool_call("run_shell", command=f"echo {order} >> packed.txt", id=f"call_{i}")
+                 for i, order in enumerate(ORDERS)]
+        model = ScriptedModel([parallel(*calls[:3]), parallel(*calls[3:]), say("All packed.")])
+        cancel, errors = threading.Event(), []
+        observer = make_observer(n, cancel)
+        result = Agent(model, ws.tools, observers=[_watched(observer, errors)]).run(
+            "Pack every order.", cancel=cancel)
+        if errors:
+            raise errors[0]
+        packed = ws.root / "packed.txt"
+        return result, packed.read_text(encoding="utf-8").split() if packed.exists() else []
 
 
 @check
 def check_cancel_after(make_observer: Callable[[int, threading.Event], Any]) -> str:
-    """Run five calls with your observer at n=2 and n=4; judge the outcome and transcript."""
+    """Run five real commands with your observer at n=2 and n=4; judge what ran and the
+    transcript."""
     for n in (2, 4):
-        result, ran = _cancel_run(make_observer, n)
+        result, packed = _cancel_run(make_observer, n)
         assert result.outcome == "cancelled", (
             f"with n={n} the run ended {result.outcome!r}, not 'cancelled': set the event "
             "when the n-th tool call has finished")
-        assert len(ran) == n, (f"with n={n}, {len(ran)} calls ran ({', '.join(ran)}): set the "
-                               "event as the n-th result arrives (count tool_result events)")
+        ran = f"{len(packed)} command{'' if len(packed) == 1 else 's'}"
+        assert len(packed) != n - 1, (
+            f"with n={n} only {ran} ran ({', '.join(packed) or 'none'}): you set "
+            "cancel when the n-th call started. A real command checks cancel and stops at "
+            "once, so the n-th never ran. A call has finished when its tool_result event "
+            "arrives: count those")
+        assert len(packed) == n, (
+            f"with n={n}, {ran} ran ({', '.join(packed) or 'none'}): set the "
+            "event as the n-th result arrives (count tool_result events)")
         asked = [c["id"] for m in result.messages if m["role"] == "assistant"
                  for c in m.get("tool_calls") or ()]
         answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
@@ -100,5 +129,5 @@ def check_cancel_after(make_observer: Callable[[int, threading.Event], Any]) -> 
         skipped = [m for m in result.messages if m["role"] == "tool"
                    and m["content"].startswith("Not run")]
         assert len(skipped) == len(asked) - n, "every call after the n-th should be 'Not run'"
-    return ("the run stopped after exactly n calls, and every call the model asked for has "
-            "its tool message.")
+    return ("exactly n real commands ran before the run stopped, and every call the model "
+            "asked for has its tool message.")

@@ -1,17 +1,30 @@
-"""Checks for lesson 09, bring your own: provider presets, and record then replay."""
+"""Checks for lesson 10, bring your own: provider presets, and record then replay.
+
+The replay check records a run that writes a file, then replays it in a fresh
+workspace: the read-only tool must run again, the write must not happen twice.
+"""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from course import check
 
-from harness import Agent, OpenAIModel, RunResult, ScriptedModel, Tool, tool
+from harness import (
+    Agent,
+    OpenAIModel,
+    RunResult,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    say,
+    tool,
+    tool_call,
+)
 
-# The provider table of lesson 09 (and of README.md): model, base URL, whether a key is needed.
+# The provider table of lesson 10 (and of README.md): model, base URL, whether a key is needed.
 PRESETS = {
     "openai": ("gpt-4o-mini", None, True),
     "deepseek": ("deepseek-chat", "https://api.deepseek.com", True),
@@ -30,7 +43,13 @@ def check_make_model(make_model: Callable[[str], dict]) -> str:
     """Every preset against the table, any capitalisation; an unknown name refused."""
     for name, (model, base_url, needs_key) in PRESETS.items():
         for spelled in (name, name.upper(), name.title()):
-            got = make_model(spelled)
+            try:
+                got = make_model(spelled)
+            except (KeyError, ValueError) as exc:
+                raise AssertionError(
+                    f"make_model({spelled!r}) raised {type(exc).__name__}: {exc}. The presets "
+                    f"are {', '.join(PRESETS)}, in any capitalisation: look the name up "
+                    "lower-cased (preset.lower()) in a table with lower-case keys") from None
             assert isinstance(got, dict), f"make_model({spelled!r}) should return a dict"
             keys = sorted(got)
             assert keys == ["base_url", "model", "needs_key"], (
@@ -55,11 +74,13 @@ def check_make_model(make_model: Callable[[str], dict]) -> str:
 
 
 SYSTEM = "You look up orders for the Larkspur Audio support team."
-TASK = "Which items did ORD-1001 and ORD-1003 contain?"
+TASK = "Which items did ORD-1001 and ORD-1003 contain? Save them in notes/items.md."
 ITEMS = {"ORD-1001": "Heron over-ear headphones", "ORD-1003": "Finch wireless earbuds"}
+NOTE = "notes/items.md"
 
 
 def _counting_lookup() -> tuple[Tool, list[str]]:
+    """A read-only tool that remembers each order it looked up."""
     ran: list[str] = []
 
     @tool
@@ -71,37 +92,60 @@ def _counting_lookup() -> tuple[Tool, list[str]]:
     return lookup_order, ran
 
 
+def _found(messages: list[dict]) -> str:
+    return "; ".join(m["content"] for m in messages if m["role"] == "tool")
+
+
 def _recorded_run(folder: Path) -> tuple[Path, RunResult]:
-    """A run to replay: two lookups and an answer that quotes them, saved as JSON."""
+    """A run to replay: two lookups (read-only), a write_file (a side effect), an answer
+    quoting the lookups, saved as JSON."""
     lookup, _ = _counting_lookup()
-    steps = [
-        {"content": None, "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {
-            "name": "lookup_order", "arguments": json.dumps({"order_id": o})}}]}
-        for i, o in enumerate(ITEMS)
-    ]
-    steps.append(lambda messages: {"content": "; ".join(
-        m["content"] for m in messages if m["role"] == "tool")})
-    result = Agent(ScriptedModel(steps), [lookup], system=SYSTEM).run(TASK)
+    steps = [*(tool_call("lookup_order", order_id=o, id=f"call_{i}")
+               for i, o in enumerate(ITEMS)),
+             lambda messages: tool_call("write_file", path=NOTE, content=_found(messages),
+                                        id="call_2"),
+             lambda messages: say(_found(messages[:-2]))]
+    ws = Workspace.sample(folder / "recorded")
+    result = Agent(ScriptedModel(steps), [lookup, *ws.tools], system=SYSTEM).run(TASK)
     return result.save(folder / "recorded.json"), result
 
 
 @check
 def check_replay(replay: Callable[[Path, list[Tool]], RunResult]) -> str:
-    """Replay a saved run with fresh tools: same messages, and the tools really ran."""
+    """Replay a saved run with fresh tools in a fresh workspace: the same messages, the
+    read-only tool ran again, the write did not happen twice."""
     with tempfile.TemporaryDirectory() as tmp:
         path, recorded = _recorded_run(Path(tmp))
         lookup, ran = _counting_lookup()
-        replayed = replay(path, [lookup])
+        ws = Workspace.sample(Path(tmp) / "replayed")
+        replayed = replay(path, [lookup, *ws.tools])
+        wrote_again = (ws.root / NOTE).exists()
     assert isinstance(replayed, RunResult), (
         f"replay should return the RunResult of the new run, not {type(replayed).__name__}")
-    assert ran, ("the tools did not run: a replay runs a new Agent whose model plays back the "
-                 "recorded replies (ScriptedModel.from_run), so the tools run again")
+    assert replayed.messages, "the replay sent no messages: run a new Agent on the task"
     for i, (old, new) in enumerate(zip(recorded.messages, replayed.messages, strict=False)):
-        assert old == new, (f"message {i} ({old['role']}) differs from the recording: replay "
-                            "the same system prompt and task (messages 0 and 1 of the "
-                            "recording)")
+        if old == new:
+            continue
+        if i < 2:
+            raise AssertionError(
+                f"message {i} ({old['role']}) differs from the recording: replay the same "
+                "system prompt and task (messages 0 and 1 of the recording)")
+        raise AssertionError(
+            f"message {i} ({old['role']}) differs from the recording. Recorded: "
+            f"{str(old.get('content'))[:120]!r}; replayed: {str(new.get('content'))[:120]!r}. "
+            "Give the replay every tool it is handed: a tool with side effects is answered "
+            "from the record, not switched off")
     assert len(replayed.messages) == len(recorded.messages), (
         f"the replay has {len(replayed.messages)} messages, the recording "
         f"{len(recorded.messages)}")
-    return (f"the replay sent the same {len(recorded.messages)} messages, and the tools ran "
-            f"again ({len(ran)} calls).")
+    assert not wrote_again, (
+        f"the replay wrote {NOTE} again: write_file has side effects, and a replay must "
+        "never repeat one. Run the new agent with call_log=CallLog.from_run(path): a call "
+        "of a tool with side effects gets its recorded result instead of running")
+    assert len(ran) == len(ITEMS), (
+        f"the read-only tool lookup_order ran {len(ran)} times in the replay, not "
+        f"{len(ITEMS)}: read-only tools must run again for real, so the replay checks "
+        "them. CallLog.from_run(path) does that by default (reuse='side_effects'); "
+        "reuse='all' answers every call from the record")
+    return (f"the replay sent the same {len(recorded.messages)} messages; lookup_order ran "
+            f"again ({len(ran)} calls) and write_file was answered from the record.")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from harness import say
+
 
 def run_loop(model, functions: dict[str, Callable], schemas: list[dict], task: str,
              max_turns: int = 5) -> list[dict]:
@@ -38,5 +40,5 @@ def answer_undelivered(messages: list[dict]) -> dict:
     records = [json.loads(m["content"]) for m in messages[last + 1:] if m["role"] == "tool"]
     waiting = [f"{r['id']} ({r['status']})" for r in records if r["status"] != "delivered"]
     if not waiting:
-        return {"content": "All of these orders have been delivered."}
-    return {"content": "Still on the way: " + ", ".join(waiting) + "."}
+        return say("All of these orders have been delivered.")
+    return say("Still on the way: " + ", ".join(waiting) + ".")

@@ -13,13 +13,11 @@ def _in_notes(path: str) -> bool:
 
 
 def notes_only(event: Event) -> str | None:
-    """Block write_file outside notes/; return None for everything else."""
-    if event.tool_name != "write_file":
+    """The one write policy: any call that writes a path outside notes/ is blocked."""
+    path = event.get("writes")  # set for every tool that writes a path, whatever its name
+    if path is None or _in_notes(path):
         return None
-    path = event.arguments["path"]
-    if _in_notes(path):
-        return None
-    return f"Blocked: write_file may only write inside notes/, not {path!r}."
+    return f"Blocked: {event.tool_name} may only write inside notes/, not {path!r}."
 
 
 def research_permissions() -> Permissions:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from harness import say, tool_call
+
 STATUSES = ("pending", "in_progress", "completed")
 MAX_ITEMS = 20
 
@@ -29,39 +31,47 @@ def update_plan(plan: list[dict], new_items: list[dict] | None) -> list[dict]:
     return plan
 
 
-def _call(name: str, **arguments: object) -> dict:
-    return {"tool_calls": [{"type": "function",
-                            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
-
-
 STEPS = ["Look up order ORD-1003", "Read the shipping policy", "Save a note in notes/ORD-1003.md"]
+RECORD, POLICY = "data/records/ORD-1003.json", "docs/policies/shipping.md"
 
 
 def _plan_at(step: int) -> dict:
+    """The whole plan with items before ``step`` completed and item ``step`` in progress."""
     def status(i: int) -> str:
         return "completed" if i < step else "in_progress" if i == step else "pending"
 
-    return _call("todo_write", todos=[{"content": c, "status": status(i)}
-                                      for i, c in enumerate(STEPS)])
+    return tool_call("todo_write", todos=[{"content": c, "status": status(i)}
+                                          for i, c in enumerate(STEPS)])
+
+
+def _read(messages: list[dict], path: str) -> str:
+    """What read_file returned for ``path`` in this run."""
+    ids = {c["id"] for m in messages if m["role"] == "assistant"
+           for c in m.get("tool_calls") or ()
+           if c["function"]["name"] == "read_file"
+           and json.loads(c["function"]["arguments"]).get("path") == path}
+    return next(m["content"] for m in messages
+                if m["role"] == "tool" and m["tool_call_id"] in ids)
 
 
 def _note(messages: list[dict]) -> dict:
-    record, policy = [m["content"] for m in messages if m["role"] == "tool"][1:4:2]
-    order = json.loads(record)
-    standard = next(line for line in policy.splitlines() if line.startswith("Standard"))
+    order = json.loads(_read(messages, RECORD))
+    standard = next(line for line in _read(messages, POLICY).splitlines()
+                    if line.startswith("Standard"))
     text = f"{order['id']} ({order['item']}) is {order['status']}. Policy: {standard}\n"
-    return _call("write_file", path="notes/ORD-1003.md", content=text)
+    return tool_call("write_file", path="notes/ORD-1003.md", content=text)
 
 
 def plan_steps() -> list:
-    """The scripted model's replies for SHIPPING_TASK."""
+    """The scripted model's replies for SHIPPING_TASK: each item in_progress while its
+    work runs, the note built from what the tools returned."""
     return [
         _plan_at(0),
-        _call("read_file", path="data/records/ORD-1003.json"),
+        tool_call("read_file", path=RECORD),
         _plan_at(1),
-        _call("read_file", path="docs/policies/shipping.md"),
+        tool_call("read_file", path=POLICY),
         _plan_at(2),
         _note,
         _plan_at(3),
-        lambda messages: {"content": f"Saved the note: {messages[-3]['content']}"},
+        say("Saved the status note in notes/ORD-1003.md; every item is done."),
     ]

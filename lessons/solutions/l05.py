@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from harness.reminder import forced
 
 
@@ -28,3 +30,14 @@ def choose_tool_choice(turn: int, plan_first: bool, last_round_tools: list[str])
     if (turn == 1 and plan_first) or "delegate_task" in last_round_tools:
         return forced("todo_write")
     return "auto"
+
+
+# GeekAgent's words, in English: whole words (no letter right before or after), any case.
+PLAN_WORDS = re.compile(
+    r"(?<![a-z])(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)(?![a-z])",
+    re.IGNORECASE)
+
+
+def wants_plan(task: str) -> bool:
+    """True when the user's own words ask for steps: then force todo_write first."""
+    return PLAN_WORDS.search(task) is not None

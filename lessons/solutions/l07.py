@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from harness import RunResult
+from harness import RunResult, say, tool_call
 from harness.events import Event
 
 WARRANTY_STEPS = ["Look up order ORD-1001", "Find the warranty rules",
                   "Save a note in notes/ORD-1001.md"]
 
 
-def call(name: str, **args: Any) -> dict:
-    return {"tool_calls": [{"function": {"name": name, "arguments": args}}]}
-
-
 def warranty_plan(*statuses: str) -> dict:
-    return call("todo_write", todos=[{"content": c, "status": s}
-                                     for c, s in zip(WARRANTY_STEPS, statuses, strict=True)])
+    return tool_call("todo_write", todos=[{"content": c, "status": s}
+                                          for c, s in zip(WARRANTY_STEPS, statuses, strict=True)])
 
 
 def outputs(messages: list[dict], name: str) -> list[str]:
@@ -40,22 +35,22 @@ def quote(search_output: str, word: str) -> str:
 
 
 def save_note(messages: list[dict]) -> dict:
-    return call("write_file", path="notes/ORD-1001.md",
-                content=outputs(messages, "search_docs")[-1])
+    return tool_call("write_file", path="notes/ORD-1001.md",
+                     content=outputs(messages, "search_docs")[-1])
 
 
 def reply(messages: list[dict]) -> dict:
     found = outputs(messages, "search_docs")[-1]
-    return {"content": f"Warranty: {quote(found, '1-year')} {quote(found, 'Email')}"}
+    return say(f"Warranty: {quote(found, '1-year')} {quote(found, 'Email')}")
 
 
 def fixed_script() -> list:
     """One item in progress at a time, and every item [x] before the answer."""
     return [
         warranty_plan("in_progress", "pending", "pending"),
-        call("read_file", path="data/records/ORD-1001.json"),
+        tool_call("read_file", path="data/records/ORD-1001.json"),
         warranty_plan("completed", "in_progress", "pending"),
-        call("search_docs", query="warranty year claim", max_results=2),
+        tool_call("search_docs", query="warranty year claim", max_results=2),
         warranty_plan("completed", "completed", "in_progress"),
         save_note,
         warranty_plan("completed", "completed", "completed"),

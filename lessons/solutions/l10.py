@@ -1,10 +1,10 @@
-"""Reference solutions for lesson 09, bring your own."""
+"""Reference solutions for lesson 10, bring your own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness import Agent, RunResult, ScriptedModel, Tool
+from harness import Agent, CallLog, RunResult, ScriptedModel, Tool
 
 PRESETS = {
     "openai": ("gpt-4o-mini", None, True),
@@ -25,7 +25,8 @@ def make_model(preset: str) -> dict:
 
 
 def replay(path: Path, tools: list[Tool]) -> RunResult:
-    """Run the recorded task again: the recorded replies play back, the tools run for real."""
+    """Run the recorded task again: the recorded replies play back, read-only tools run
+    for real, tools with side effects get their recorded result."""
     recorded = RunResult.load(path)
     agent = Agent(ScriptedModel.from_run(path), tools, system=recorded.messages[0]["content"])
-    return agent.run(recorded.messages[1]["content"])
+    return agent.run(recorded.messages[1]["content"], call_log=CallLog.from_run(path))

@@ -1,0 +1,199 @@
+"""Checks for lesson 09, checked results and the call log.
+
+`check_cites_real_policy` writes a policy of a length it picks, so only a hook that reads
+the workspace can tell a real line from one past the end. `check_order_tools` records a
+run with your tools, changes the order's record, and replays the run with
+`CallLog.from_run`: a read-only tool must show the change, a tool with side effects
+must not act twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from course import check
+
+from exercises.l10 import check_make_model, check_replay
+from harness import (
+    Agent,
+    CallLog,
+    Event,
+    Hooks,
+    RunResult,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    say,
+    tool_call,
+)
+
+# 10_bring_your_own.ipynb was lesson 09 and still imports its two checks from here; they
+# live in exercises/l10.py. Drop them from this module once it imports from there.
+__all__ = ["check_cites_real_policy", "check_make_model", "check_order_tools", "check_replay"]
+
+POLICY = "docs/policies/gift-cards.md"
+
+
+def _gift_card_policy(lines: int) -> str:
+    """A policy of exactly ``lines`` lines, ending in a newline."""
+    body = [f"Rule {k}: gift cards are kept for {k * 6} months after the last use."
+            for k in range(1, lines - 3)]
+    return "\n".join(["# Gift cards", "", "Policy id: GFT-001 | Version: 1.0", *body,
+                      "Gift cards never expire."]) + "\n"
+
+
+def _answers_run(hook: Callable[[Event], Any], ws: Workspace,
+                 answers: list[str]) -> tuple[RunResult, list[str]]:
+    """Read the new policy, then answer each of ``answers`` in turn; your hook on stop.
+    Returns the result and the reasons the model read for each refused answer."""
+    errors: list[BaseException] = []
+
+    def guarded(event: Event) -> Any:
+        try:
+            return hook(event)
+        except Exception as exc:
+            errors.append(exc)
+            return None
+
+    hooks = Hooks()
+    hooks.on("stop", guarded)
+    model = ScriptedModel([tool_call("read_file", path=POLICY), *map(say, answers)])
+    result = Agent(model, ws.tools, hooks=hooks).run("Do gift cards expire? Cite the line.")
+    if errors:
+        raise errors[0]
+    return result, [e.reason for e in result.events if e.type == "answer_refused"]
+
+
+@check
+def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) -> str:
+    """Your stop hook on answers whose citations are real, missing, past the end, or outside."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "outside.md").write_text("not in the workspace\n", encoding="utf-8")
+        ws = Workspace.sample(Path(tmp) / "ws")
+        n = random.SystemRandom().randint(8, 15)
+        ws.write_file(POLICY, _gift_card_policy(n))
+        hook = cites_real_policy(ws)
+        good = f"Gift cards never expire ({POLICY}:{n})."
+        cases = [  # (label, answer, the citation a refusal must name; None: accept it)
+            ("a real line", good, None),
+            ("two real lines", f"No ({POLICY}:{n}; see also docs/policies/returns.md:1).",
+             None),
+            ("a file that does not exist", f"Never ({POLICY[:-4]}.md:{n}).",
+             f"{POLICY[:-4]}.md:{n}"),
+            ("a line one past the end", f"Never ({POLICY}:{n + 1}).", f"{POLICY}:{n + 1}"),
+            ("line 0", f"Never ({POLICY}:0).", f"{POLICY}:0"),
+            ("a blank line", f"Never ({POLICY}:2).", f"{POLICY}:2"),
+            ("a real line, then a bad one",
+             f"Never ({POLICY}:{n}), as the FAQ says (docs/faq.md:999).", "docs/faq.md:999"),
+            ("a file outside the workspace", f"Never (../outside.md:1, {POLICY}:{n}).",
+             "../outside.md:1"),
+            ("no citation at all", "Gift cards never expire.", ""),
+        ]
+        for label, answer, bad in cases:
+            result, reasons = _answers_run(hook, ws, [answer, good, good])
+            if bad is None:
+                assert not reasons, (f"{label}: {answer!r} was refused ({reasons[0]}), but "
+                                     "every citation in it names a real line")
+            else:
+                assert reasons, (f"{label}: {answer!r} was accepted; it must be refused. "
+                                 "Rules: at least one citation; each path names a file in the "
+                                 "workspace (ws.read_file reads it); each number is a line of "
+                                 "that file (1 to its number of lines) that is not blank")
+                assert bad in reasons[0], (f"{label}: the reason the model read does not "
+                                           f"quote the bad citation {bad!r}; it was: "
+                                           f"{reasons[0]!r}")
+                assert len(reasons) == 1, (f"{label}: after {answer!r} was refused, the model "
+                                           f"answered {good!r}, which cites a real line, but "
+                                           f"that was refused too: {reasons[1]!r}")
+            assert result.outcome == "completed", (
+                f"{label}: the run ended {result.outcome!r} ({result.error})")
+        stubborn = f"Never ({POLICY}:{n + 5})."
+        result, reasons = _answers_run(hook, ws, [stubborn] * 3)
+        assert result.outcome == "unverified" and len(reasons) == 2, (
+            f"an agent that kept citing {POLICY}:{n + 5} ended {result.outcome!r} after "
+            f"{len(reasons)} refusals; it should end 'unverified' after 2")
+    return (f"real lines passed; a missing file, line {n + 1} of a file with {n} lines, line 0, "
+            "a blank line, a file outside the workspace and an answer without a citation "
+            "were refused with a reason that names them; citing a bad line three times "
+            "ended unverified.")
+
+
+EXPORT_SCRIPT = """import sys
+with open("exports.txt", "a", encoding="utf-8") as f:
+    f.write(sys.argv[1] + "\\n")
+print("exported", sys.argv[1])
+"""
+ORDER, RECORD = "ORD-1002", "data/records/ORD-1002.json"
+EXPORT_TASK = "Check ORD-1002, then export it to the warehouse."
+NEW_STATUSES = ("returned", "lost in transit", "held at customs", "refunded", "exchanged")
+
+
+def _tools_by_name(order_tools: Callable[[Path], list], root: Path) -> dict[str, Tool]:
+    tools = order_tools(root)
+    if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
+        raise AssertionError(f"order_tools(root) should return a list of tools, not {tools!r}")
+    named = {t.name: t for t in tools}
+    if sorted(named) != ["export_order", "lookup_order"]:
+        raise AssertionError(f"your tools are named {sorted(named)}; return two tools, "
+                             "lookup_order and export_order")
+    for t in tools:
+        params = sorted(t.schema()["function"]["parameters"].get("properties", {}))
+        if params != ["order_id"]:
+            raise AssertionError(f"{t.name} takes {params}; the model should fill only "
+                                 "order_id")
+    return named
+
+
+def _exports(ws: Workspace) -> list[str]:
+    path = ws.root / "exports.txt"
+    return path.read_text(encoding="utf-8").split() if path.exists() else []
+
+
+@check
+def check_order_tools(order_tools: Callable[[Path], list]) -> str:
+    """Record a run with your two tools, change the record, replay with CallLog.from_run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(Path(tmp) / "ws")
+        (ws.root / "tools" / "export_order.py").write_text(EXPORT_SCRIPT, encoding="utf-8")
+        tools = _tools_by_name(order_tools, ws.root)
+        script = [tool_call("lookup_order", order_id=ORDER),
+                  tool_call("export_order", order_id=ORDER), say(f"{ORDER} is exported.")]
+        recorded = Agent(ScriptedModel(script), list(tools.values())).run(EXPORT_TASK)
+        for e in recorded.events:
+            if e.type == "tool_result" and not e.ok:
+                raise AssertionError(f"{e.tool_name}({ORDER}) failed in a normal run: "
+                                     f"{e.output[:300]}")
+        looked_up = next(e.output for e in recorded.events
+                         if e.type == "tool_result" and e.tool_name == "lookup_order")
+        if f'"id": "{ORDER}"' not in looked_up:
+            raise AssertionError(f"lookup_order({ORDER}) should print its record; it printed "
+                                 f"{looked_up[:200]!r}")
+        if _exports(ws) != [ORDER]:
+            raise AssertionError(f"export_order({ORDER}) should run tools/export_order.py, "
+                                 f"which adds the id to exports.txt; it holds {_exports(ws)}")
+        saved = recorded.save(Path(tmp) / "run.json")
+        status = random.SystemRandom().choice(NEW_STATUSES)
+        record = json.loads(ws.read_file(RECORD))
+        ws.write_file(RECORD, json.dumps({**record, "status": status}, indent=2) + "\n")
+        replay = Agent(ScriptedModel.from_run(saved), order_tools(ws.root)).run(
+            EXPORT_TASK, call_log=CallLog.from_run(saved))
+        how = {e.tool_name: e for e in replay.events if e.type == "tool_result"}
+        if _exports(ws) != [ORDER]:
+            raise AssertionError(
+                f"after the replay exports.txt lists {_exports(ws)}: the replay exported "
+                f"{ORDER} again. export_order changes the world: give it side_effects=True "
+                "(a CommandTool's default), so a replay answers it from the record")
+        lookup = how["lookup_order"]
+        if lookup.status != "ok" or status not in lookup.output:
+            raise AssertionError(
+                f"the check changed {ORDER}'s status to {status!r} before the replay, but the "
+                f"replay's lookup_order was {lookup.status!r} and showed the recorded record: "
+                "it did not run again. A lookup changes nothing: give it side_effects=False, "
+                "so a replay runs it for real and a changed record shows up")
+    return (f"the replay looked {ORDER} up again (status {status!r}, changed after the "
+            "recording) and answered export_order from the record: exports.txt holds one line.")

@@ -1,0 +1,148 @@
+"""Lesson 09 exercise checks: each accepts the reference solution and rejects a wrong one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
+
+from exercises.l09 import check_cites_real_policy, check_order_tools
+from solutions import l09 as solution
+
+from harness import CommandTool, Workspace
+from harness.events import Event
+
+
+def test_cites_real_policy_check_accepts_the_reference():
+    assert check_cites_real_policy(solution.cites_real_policy) is True
+
+
+def _hook(rule):
+    """A stop hook factory that refuses with ``rule(ws, path, line)``'s reason, if any."""
+    def make(ws: Workspace):
+        def hook(event: Event):
+            found = solution.CITATION.findall(event.final or "")
+            if not found:
+                return "no citation"
+            for path, line in found:
+                reason = rule(ws, path, int(line))
+                if reason:
+                    return f"{path}:{line} {reason}"
+            return None
+        return hook
+    return make
+
+
+def test_cites_real_policy_check_rejects_counting_lines_with_split_newline(capsys):
+    def split_lines(ws, path, line):
+        try:
+            lines = ws.read_file(path).split("\n")  # one too many: the text ends in \n
+        except ValueError:
+            return "is no file"
+        return None if 1 <= line <= len(lines) else "is past the end"
+
+    assert check_cites_real_policy(_hook(split_lines)) is False
+    assert "a line one past the end" in capsys.readouterr().out
+
+
+def test_cites_real_policy_check_rejects_checking_files_without_the_workspace(capsys):
+    def any_file(ws, path, line):
+        file = ws.root / path
+        if not file.is_file():
+            return "is no file"
+        lines = file.read_text(encoding="utf-8").splitlines()
+        return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
+
+    assert check_cites_real_policy(_hook(any_file)) is False
+    assert "a file outside the workspace" in capsys.readouterr().out
+
+
+def test_cites_real_policy_check_rejects_checking_only_the_first_citation():
+    def first_only(ws):
+        hook = solution.cites_real_policy(ws)
+
+        def check(event: Event):
+            first = solution.CITATION.search(event.final or "")
+            return hook(Event("stop", data={"final": first.group(0) if first else ""}))
+        return check
+
+    assert check_cites_real_policy(first_only) is False
+
+
+def test_cites_real_policy_check_rejects_accepting_a_blank_line(capsys):
+    def any_line(ws, path, line):
+        try:
+            count = len(ws.read_file(path).splitlines())
+        except ValueError:
+            return "is no file"
+        return None if 1 <= line <= count else "is past the end"
+
+    assert check_cites_real_policy(_hook(any_line)) is False
+    assert "a blank line" in capsys.readouterr().out
+
+
+def test_cites_real_policy_check_rejects_accepting_line_zero():
+    def from_zero(ws, path, line):
+        try:
+            lines = ws.read_file(path).splitlines()
+        except ValueError:
+            return "is no file"
+        return None if line <= len(lines) and lines[line - 1].strip() else "is no line"
+
+    assert check_cites_real_policy(_hook(from_zero)) is False
+
+
+def test_cites_real_policy_check_rejects_a_reason_that_does_not_name_the_citation(capsys):
+    def vague(ws):
+        hook = solution.cites_real_policy(ws)
+        return lambda event: hook(event) and "a citation is wrong."
+
+    assert check_cites_real_policy(vague) is False
+    assert "does not quote the bad citation" in capsys.readouterr().out
+
+
+def test_cites_real_policy_check_rejects_a_hook_that_refuses_every_answer():
+    assert check_cites_real_policy(lambda ws: lambda event: "check your sources") is False
+
+
+def test_order_tools_check_accepts_the_reference():
+    assert check_order_tools(solution.order_tools) is True
+
+
+def _order_tools(lookup_effects: bool, export_effects: bool):
+    def make(root: Path) -> list[CommandTool]:
+        lookup, export = solution.order_tools(root)
+        return [CommandTool("lookup_order", lookup.description,
+                            template="python tools/query_record.py --id {order_id}",
+                            params={"order_id": "the order id"}, cwd=root,
+                            side_effects=lookup_effects),
+                CommandTool("export_order", export.description,
+                            template="python tools/export_order.py {order_id}",
+                            params={"order_id": "the order id"}, cwd=root,
+                            side_effects=export_effects)]
+    return make
+
+
+def test_order_tools_check_rejects_a_lookup_left_with_the_default_side_effects(capsys):
+    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=True)) is False
+    assert "it did not run again" in capsys.readouterr().out
+
+
+def test_order_tools_check_rejects_an_export_declared_without_side_effects(capsys):
+    assert check_order_tools(_order_tools(lookup_effects=False, export_effects=False)) is False
+    assert "the replay exported ORD-1002 again" in capsys.readouterr().out
+
+
+def test_order_tools_check_rejects_the_two_declarations_swapped():
+    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=False)) is False
+
+
+def test_order_tools_check_rejects_an_export_that_does_not_run_the_script():
+    def echo_export(root: Path) -> list[CommandTool]:
+        lookup, _ = solution.order_tools(root)
+        return [lookup, CommandTool("export_order", "Send one order to the warehouse.",
+                                    template="echo exported {order_id}",
+                                    params={"order_id": "the order id"}, cwd=root)]
+
+    assert check_order_tools(echo_export) is False
