@@ -136,6 +136,8 @@ class ScriptedModel:
                 step = dict(event["message"])
                 if not event["usage"].get("estimated"):
                     step["usage"] = event["usage"]
+                if event.get("finish_reason"):  # a cut-off answer replays cut off
+                    step["finish_reason"] = event["finish_reason"]
                 steps.append(step)
         return cls(steps)
 

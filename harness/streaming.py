@@ -145,7 +145,7 @@ class Assembler:
 
     def _guess_index(self, piece: dict) -> int:
         """Without an index: a new id, or a new name after a named call, starts a call."""
-        ids = {c.get("id"): i for i, c in self.calls.items()}
+        ids = {c["id"]: i for i, c in self.calls.items() if c.get("id")}
         if piece.get("id") in ids:
             return ids[piece["id"]]
         last = max(self.calls, default=-1)

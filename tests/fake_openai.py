@@ -382,7 +382,7 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     if i == how["stall_after"]:
                         self._wait_for_the_client_to_leave()
                         return
-                    if i and how["interval"] and server._closing.wait(how["interval"]):
+                    if i and how["interval"] and self._client_left(how["interval"]):
                         return
                     data = chunk if isinstance(chunk, str) else json.dumps({**head, **chunk})
                     self._chunk(f"data: {data}\n\n".encode())
@@ -398,12 +398,19 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
         def _wait_for_the_client_to_leave(self) -> None:
-            while not server._closing.is_set():
-                readable, _, _ = select.select([self.connection], [], [], 0.01)
+            while not server._closing.is_set() and not self._client_left(0.01):
+                pass
+
+        def _client_left(self, seconds: float) -> bool:
+            """Wait up to ``seconds``; True (and the time kept) if the client hung up."""
+            end = time.monotonic() + seconds
+            while (left := end - time.monotonic()) > 0 and not server._closing.is_set():
+                readable, _, _ = select.select([self.connection], [], [], min(left, 0.01))
                 if readable and not self.connection.recv(1024):
                     with server._lock:
                         server.disconnects.append(time.monotonic())
-                    return
+                    return True
+            return server._closing.is_set()
 
         def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
             try:

@@ -9,11 +9,13 @@ import sys
 from pathlib import Path
 
 from harness.__main__ import main
-from tests.fake_openai import reply
+from harness.openai_model import PROVIDER_VARIABLES
+from tests.fake_openai import FakeOpenAI, reply, streamed
+from tests.provider_rules import refuses_stream_options, refuses_tool_choice
 
 pytest_plugins = ("tests.fake_openai",)
 
-PROVIDER = ("HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+PROVIDER = PROVIDER_VARIABLES
 
 
 def run_module(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -83,3 +85,58 @@ def test_doctor_never_prints_the_key(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "API key set" in out
     assert "sk-test-doctor" not in out
+
+
+def test_run_prints_the_answer_as_it_streams_in(tmp_path, fake_openai):
+    fake_openai.add(streamed(reply({"reasoning_content": "A greeting is asked for.",
+                                    "content": "Hello from the server."}), interval=0.01))
+    env = {"HARNESS_MODEL": "test-model", "OPENAI_BASE_URL": fake_openai.base_url}
+    done = run_module("run", "Say hello", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "thinking: A greeting is asked for.\nmodel: Hello from the server.\n" in done.stdout
+    assert "answer:" not in done.stdout  # printed once, as it was written
+    assert fake_openai.bodies[0]["stream"] is True
+
+
+def test_run_without_streaming_prints_the_answer_at_the_end(tmp_path, fake_openai):
+    fake_openai.add(reply({"content": "Hello from the server."}))
+    env = {"HARNESS_MODEL": "test-model", "OPENAI_BASE_URL": fake_openai.base_url,
+           "HARNESS_MODEL_SETTINGS": '{"stream": false}'}
+    done = run_module("run", "Say hello", cwd=tmp_path, env=env)
+    assert "answer:\nHello from the server." in done.stdout
+    assert "model: " not in done.stdout
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "echo",
+                                                      "arguments": '{"word": "ping"}'}}
+
+
+def test_doctor_live_tells_what_the_endpoint_can_do_and_the_settings_to_use(tmp_path):
+    answers = [reply({"tool_calls": [CALL]}), reply({"tool_calls": [CALL]}),
+               reply({"reasoning_content": "Just call it.", "content": "ping"})]
+    with FakeOpenAI(answers, rules=[refuses_tool_choice("named"), refuses_stream_options()],
+                    stream_usage=False) as server:
+        env = {"HARNESS_MODEL": "test-model", "OPENAI_BASE_URL": server.base_url}
+        done = run_module("doctor", "--live", cwd=tmp_path, env=env)
+        sent = server.bodies
+
+    def row(check: str) -> str:
+        return next(line[len(check) + 3:].strip() for line in done.stdout.splitlines()
+                    if line.startswith(f"  {check}  "))
+
+    assert done.returncode == 0, done.stderr
+    assert row("tool calls (auto)").split()[:3] == ["yes", "called", "echo"]
+    assert row("named tool_choice").startswith("no") and "does not support" in \
+        row("named tool_choice")
+    assert row('tool_choice "required"').startswith("yes")
+    assert row("streaming").startswith("yes")
+    assert row("usage in a stream").split()[:2] == ["no", "stream_options"]
+    assert row("reasoning field").split() == ["yes", "reasoning_content"]
+    assert ('HARNESS_MODEL_SETTINGS=\'{"forced_tool_choice": "required", '
+            '"stream_usage": false}\'') in done.stdout
+    assert len(sent) == 5  # auto, named (refused), required, stream (refused), stream
+
+
+def test_doctor_live_without_a_model_says_what_to_set(tmp_path):
+    done = run_module("doctor", "--live", cwd=tmp_path)
+    assert "cannot build the model" in done.stdout and "HARNESS_MODEL" in done.stdout

@@ -5,14 +5,18 @@ Every scenario drives a real `Agent` on a `ScriptedModel`; the panel only sees e
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
-from harness import Agent, Event, Permissions, ScriptedModel, tool
+from harness import Agent, Event, Permissions, ScriptedModel, say, tool, tool_call
 from harness.panel import PanelState, PlanPanel, format_event
+from harness.throttle import Throttle
 
 ITEMS = ["Add up the March sales", "Report the total"]
 TASK = "Add up the March sales (120, 340, 95.5) and report the total"
@@ -109,7 +113,7 @@ def test_log_shows_delegation_reminder_stop_gate_and_tool_results(finished):
 
 
 def test_widget_traits_change_while_the_run_executes():
-    panel = PlanPanel()
+    panel = PlanPanel(interval=0)  # a redraw after every event (see the throttle tests)
     plans, bars = [], []
     panel.plan.observe(lambda change: plans.append(change["new"]), names="value")
     panel.bar.observe(lambda change: bars.append(change["new"]), names="value")
@@ -268,3 +272,120 @@ def test_panel_text_lines_fit_a_notebook_output():
     long_task = "Add up the March sales (120, 340, 95.5) and report the total " * 4
     run_agent(panel, [plan("c1", "in_progress", "pending")], task=long_task)
     assert max(len(line) for line in panel.text().splitlines()) <= 96
+
+
+# -- issue 10: the reply as it is written, and redraws coalesced -------------------------
+
+def snapshots(script: list, tools=(), **model) -> tuple[list[str], PanelState]:
+    """The panel's text after every streamed piece, and the panel at the end."""
+    state, seen = PanelState(), []
+
+    def watch(event: Event) -> None:
+        state.on_event(event)
+        if event.type == "model_delta":
+            seen.append(state.text())
+
+    Agent(ScriptedModel(script, stream=True, **model), list(tools),
+          observers=[watch]).run("Add 2 and 3")
+    return seen, state
+
+
+def test_the_answer_shows_as_it_is_written_and_goes_when_it_is_complete():
+    seen, state = snapshots([say("The sum of 2 and 3 is 5.")])
+    assert "Answer so far: The sum of " in seen[3]
+    assert "Now: main: model writing its answer" in seen[3]
+    assert "Answer so far: The sum of 2 and 3 is 5." in seen[-1]
+    assert "Answer so far" not in state.text()  # the run is over: the outcome says it
+    assert 'Outcome: completed after 1 turn — "The sum of 2 and 3 is 5."' in state.text()
+
+
+def test_the_tail_of_the_reasoning_shows_while_the_model_thinks():
+    thought = " ".join(f"step{i}" for i in range(60))
+    seen, _ = snapshots([{**say("5"), "reasoning_content": thought}])
+    assert "Thinking: …" + thought[-160:] in " ".join(seen[-2].split())  # wrapped to fit
+    assert thought[:-170] not in seen[-2]
+    assert "Now: main: model reasoning" in seen[-2]
+
+
+def test_a_tool_call_being_written_shows_its_name_and_arguments():
+    seen, _ = snapshots([tool_call("add", a=2, b=3), say("5")], tools=[add_numbers_2])
+    assert any('Writing: add({"a": 2, "b"' in text for text in seen)
+
+
+def test_a_reply_stopped_mid_stream_stays_on_the_panel_marked_stopped():
+    cancel, panel = threading.Event(), PlanPanel()
+    threading.Timer(0.15, cancel.set).start()
+    model = ScriptedModel([say("alpha beta gamma delta epsilon zeta")], stream=True,
+                          delay=0.05)
+    Agent(model, observers=[panel]).run("Greek letters", cancel=cancel)
+    text = panel.text()
+    assert text.splitlines()[0] == "Agent plan: cancelled"
+    assert "Answer so far (stopped): alpha beta" in text
+    assert "alpha beta" in panel.live.value
+
+
+def test_the_live_reply_is_escaped_in_the_widget():
+    panel = PlanPanel(interval=0)
+    cancel = threading.Event()
+    evil = "<img src=x onerror=alert(1)>"
+
+    def stop(event: Event) -> None:
+        if event.type == "model_delta":
+            cancel.set()
+
+    Agent(ScriptedModel([say(evil)], stream=True), observers=[panel, stop]).run(
+        "x", cancel=cancel)
+    assert "<img" not in panel.live.value and "&lt;img" in panel.live.value
+
+
+@tool
+def add_numbers_2(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def test_a_burst_of_events_is_drawn_a_few_times_and_ends_on_the_final_state():
+    panel = PlanPanel()
+    result = run_agent(panel, full_script())
+    assert result.outcome == "completed"
+    assert panel.throttle.draws <= 3  # the first event, maybe one due, and the end
+    assert "● completed" in panel.header.value
+    assert (panel.bar.value, panel.bar.max) == (2, 2)
+    assert "Outcome:</span> completed after 7 turns" in panel.details.value
+
+
+def test_a_quiet_moment_gets_the_latest_state_drawn_without_another_event():
+    panel, seen = PlanPanel(), []
+
+    @tool
+    def slow_sum(numbers: list[float]) -> float:
+        """Add up numbers, slowly."""
+        time.sleep(0.25)  # no event comes meanwhile: only the trailing redraw can show it
+        seen.append(panel.details.value)
+        return sum(numbers)
+
+    run_agent(panel, [plan("c1", "in_progress", "pending"),
+                      call("c2", "slow_sum", numbers=[1, 2]), {"content": "3"}],
+              tools=[slow_sum], subagent_tools=[])
+    assert "running tool slow_sum" in seen[0]
+
+
+def test_throttle_draws_at_most_once_an_interval_and_once_after_the_last_request():
+    stamps: list[float] = []
+    throttle = Throttle(lambda: stamps.append(time.monotonic()), interval=0.05)
+    started = time.monotonic()
+    while time.monotonic() - started < 0.5:
+        throttle.request()
+        time.sleep(0.001)
+    last_request = time.monotonic()
+    time.sleep(0.1)
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert len(stamps) <= 0.5 / 0.05 + 2
+    assert min(gaps) >= 0.045
+    assert stamps[-1] >= last_request - 0.05  # the last change was drawn after it came
+
+
+def test_a_panel_that_redraws_on_every_event_is_still_possible():
+    panel = PlanPanel(interval=0)
+    run_agent(panel, full_script())
+    assert panel.throttle.draws >= 30

@@ -224,3 +224,79 @@ def test_calls_built_without_ids_are_numbered_by_request_and_run():
     result = Agent(model, [add]).run("go")
     assert [m["tool_call_id"] for m in result.messages if m["role"] == "tool"] == [
         "call_1_0", "call_1_1"]
+
+
+# -- streaming a scripted reply (issue 10) -----------------------------------------------
+# (time and threading are imported where used: this file's head is not changed)
+
+def streamed_deltas(model: ScriptedModel, tools=(), **run) -> tuple[list, object]:
+    seen = []
+    agent = Agent(model, list(tools), observers=[
+        lambda e: seen.append((e.kind, e.text)) if e.type == "model_delta" else None])
+    return seen, agent.run("go", **run)
+
+
+def test_a_scripted_model_does_not_stream_unless_asked():
+    seen, result = streamed_deltas(ScriptedModel([say("Hello there")]))
+    assert (seen, result.final) == ([], "Hello there")
+
+
+def test_a_streamed_scripted_reply_arrives_word_by_word_and_ends_the_same():
+    seen, result = streamed_deltas(ScriptedModel([say("The sum is 5.")], stream=True))
+    assert seen == [("text", "The "), ("text", "sum "), ("text", "is "), ("text", "5.")]
+    assert result.final == "The sum is 5."
+    assert not [e for e in result.events if e.type == "model_delta"]
+
+
+def test_streamed_reasoning_and_call_arguments_come_before_the_call_runs():
+    model = ScriptedModel([{**tool_call("add", a=2, b=3), "reasoning_content": "Add them."},
+                           say("5")], stream=True)
+    seen, result = streamed_deltas(model, [add])
+    reasoning = "".join(text for kind, text in seen if kind == "reasoning")
+    arguments = "".join(text for kind, text in seen if kind == "tool_call")
+    assert (reasoning, arguments) == ("Add them.", '{"a": 2, "b": 3}')
+    assert result.messages[2]["reasoning_content"] == "Add them."
+    assert result.final == "5"
+
+
+def test_a_delay_spaces_the_pieces_out():
+    import time
+
+    started = time.monotonic()
+    seen, _ = streamed_deltas(ScriptedModel([say("one two three four")], stream=True,
+                                            delay=0.05, words=2))
+    assert seen == [("text", "one two "), ("text", "three four")]
+    assert time.monotonic() - started >= 0.1
+
+
+def test_a_run_cancelled_mid_stream_keeps_what_arrived_in_partial():
+    import threading
+    import time
+
+    cancel = threading.Event()
+    model = ScriptedModel([say("alpha beta gamma delta epsilon")], stream=True, delay=0.05)
+    threading.Timer(0.12, cancel.set).start()
+    _, result = streamed_deltas(model, cancel=cancel)
+    assert result.outcome == "cancelled"
+    time.sleep(0.1)  # the model notices at its next piece
+    assert model.partial is not None and model.partial.content in (
+        "alpha beta ", "alpha beta gamma ", "alpha beta gamma delta ")
+
+
+def test_a_step_may_say_its_finish_reason_and_a_replay_keeps_it():
+    model = ScriptedModel([{**say("The list is: one, two,"), "finish_reason": "length"}])
+    result = Agent(model).run("List")
+    replayed = Agent(ScriptedModel.from_run(result)).run("List")
+    assert (result.outcome, replayed.outcome) == ("truncated", "truncated")
+    assert [e.finish_reason for e in result.events if e.type == "model_reply"] == ["length"]
+
+
+def test_a_reply_without_a_finish_reason_ends_as_a_server_would():
+    result = Agent(ScriptedModel([tool_call("add", a=1, b=2), say("3")]), [add]).run("1+2")
+    assert [e.finish_reason for e in result.events if e.type == "model_reply"] == [
+        "tool_calls", "stop"]
+
+
+def test_a_negative_delay_is_refused():
+    with pytest.raises(ValueError, match="delay"):
+        ScriptedModel([say("hi")], stream=True, delay=-1)
