@@ -99,9 +99,12 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
         if stop:
             _kill(proc, how)
             break
-        if proc.poll() is None:
-            with suppress(subprocess.TimeoutExpired):
-                proc.wait(0.05)
+        if proc.poll() is None:  # wake when the output ends: the usual sign it is done
+            if out.is_alive():
+                out.join(0.05)
+            else:
+                with suppress(subprocess.TimeoutExpired):
+                    proc.wait(0.05)
         else:  # done; what it left behind (here: its process group) ends with it
             _kill_group(proc)
             out.join(0.05), err.join(0.05)

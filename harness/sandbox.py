@@ -3,8 +3,7 @@
 Without one, ``run_shell("tr '\\0' '\\n' < /proc/$PPID/environ")`` prints the harness's
 own environment, API key included, whatever environment the child itself was given.
 On Linux the harness runs tool processes (`run_shell`, command templates) in
-bubblewrap, the sandbox coding agents such as Codex and Claude Code use for their
-shells::
+bubblewrap, as Codex and Claude Code's sandbox runtime do for their shells::
 
     bwrap --ro-bind / /              the system: readable, never writable
           --dev /dev --tmpfs /tmp    a fresh /dev; scratch space that vanishes with the call
@@ -133,6 +132,6 @@ def _warn_once() -> None:
     global _warned
     if not _warned and not _switched_off():  # who switched it off knows
         _warned = True
-        warnings.warn(f"harness: tool processes are not sandboxed: {status()}. They can "
-                      "read this process's environment and files outside the workspace.",
+        warnings.warn(f"harness: {status()}. A tool process can read this process's "
+                      "environment (your API key too) and write outside the workspace.",
                       RuntimeWarning, stacklevel=4)

@@ -1,7 +1,9 @@
 """Every run in this folder is checked: each transcript, sub-agents' included, must be valid.
 
 The check wraps the loop's run object, so a sub-agent's own conversation is checked
-as well as the parent's, and a test cannot forget to call it.
+as well as the parent's, and a test cannot forget to call it. The fixtures
+``sandboxed``, ``unsandboxed`` and ``either`` (containment.py) run a test with the
+tool sandbox, without it, or both ways.
 """
 
 from __future__ import annotations

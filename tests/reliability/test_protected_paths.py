@@ -21,13 +21,16 @@ CONFIG = "[remote]\n\turl = https://user:token@git.example/repo\n"
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     root = tmp_path / "root"
-    for folder in (".git", ".venv", "env312", ".hg", "docs"):
-        (root / folder).mkdir(parents=True)
-    (root / ".git" / "config").write_text(CONFIG, encoding="utf-8")
-    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
-    (root / "env312" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
-    (root / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n", encoding="utf-8")
-    (root / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    files = {".git/config": CONFIG, ".git/hooks/pre-commit": "[remote]\n",
+             "docs/.git/config": CONFIG, ".hg/hgrc": "[remote]\n",
+             ".venv/pyvenv.cfg": "home = /usr\n", ".venv/bin/activate": "[remote]\n",
+             "env312/pyvenv.cfg": "home = /usr\n", "env312/bin/python": "[remote]\n",
+             ".env": "[remote]\nOPENAI_API_KEY=sk-from-dotenv\n",
+             ".env.local": "[remote]\nOPENAI_API_KEY=sk-from-dotenv\n",
+             "docs/guide.md": "# Guide\n"}
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
     return Workspace(root)
 
 
@@ -42,15 +45,16 @@ def use(ws: Workspace, name: str, path: str) -> tuple[bool, str]:
 
 @pytest.mark.parametrize("path", [
     ".git/config", ".git/hooks/pre-commit", "docs/../.git/config", "./.git/config",
-    ".GIT/config", ".venv/bin/activate", "env312/bin/python", ".env", ".hg/hgrc",
-    "docs/.git/config",
+    ".venv/bin/activate", "env312/bin/python", ".env", ".env.local", ".hg/hgrc",
+    "docs/.git/config", ".git/new-hook", ".GIT/config",
 ])
 @pytest.mark.parametrize("name", ["read_file", "write_file", "edit_file"])
 def test_every_file_tool_refuses_a_protected_path(ws: Workspace, name: str, path: str) -> None:
     before = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()}
     ok, output = use(ws, name, path)
     assert not ok
-    assert "is protected" in output or "does not exist" in output, output
+    missing = name != "write_file" and path in (".git/new-hook", ".GIT/config")
+    assert ("does not exist" if missing else "is protected") in output, output
     assert "token" not in output and "sk-from-dotenv" not in output
     assert {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()} == before
 

@@ -9,6 +9,7 @@ warning once) and keeps its old behaviour, with the allowlisted environment.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import string
@@ -19,6 +20,8 @@ import pytest
 
 from harness import CommandTool, Workspace, sandbox
 from harness.process import run_process
+
+from .fresh_process import in_a_fresh_process
 
 KEY = "sk-test-" + "".join(secrets.choice(string.ascii_letters) for _ in range(32))
 SECRETS = {
@@ -46,18 +49,38 @@ def run(ws: Workspace, command: str) -> str:
 
 # -- with bubblewrap ------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [
+PROC_READS = [
     r"tr '\0' '\n' < /proc/$PPID/environ",
     r"tr '\0' '\n' < /proc/1/environ",
-    r"cat /proc/[0-9]*/environ | tr '\0' '\n'",
-    r"cat /proc/[0-9]*/cmdline | tr '\0' '\n'",
+    r"cat /proc/[0-9]*/environ | tr '\0' '\n' | grep -a sk- || true",
+    r"cat /proc/[0-9]*/cmdline | tr '\0' '\n' | grep -a sk- || true",
     "env",
-], ids=["parent", "pid-1", "every-process", "every-cmdline", "own"])
+]
+PROC_IDS = ["parent", "pid-1", "every-process", "every-cmdline", "own"]
+
+
+def shell_in_a_fresh_harness(root: Path, command: str, **extra: str) -> str:
+    """run_shell in a new harness process that started with the key in its environment."""
+    code = (f"from harness import Workspace\n"
+            f"print(Workspace({str(root)!r}).run_shell({command!r}).output)")
+    return in_a_fresh_process(code, KEY, **extra)
+
+
+@pytest.mark.parametrize("command", PROC_READS, ids=PROC_IDS)
 def test_the_key_cannot_be_read_through_proc_in_the_sandbox(
-        ws: Workspace, sandboxed: None, command: str) -> None:
-    output = run(ws, command)
+        tmp_path: Path, sandboxed: None, command: str) -> None:
+    output = shell_in_a_fresh_harness(tmp_path, command)
     assert output.startswith("exit status 0")
     assert KEY not in output
+
+
+def test_without_a_sandbox_proc_still_shows_the_key_as_status_warns(tmp_path: Path) -> None:
+    """The honest other half: unconfined means unconfined. The allowlist keeps the key
+    out of the child's own environment, not out of the harness's."""
+    own = shell_in_a_fresh_harness(tmp_path, "env", HARNESS_SANDBOX="off")
+    every = shell_in_a_fresh_harness(tmp_path, PROC_READS[2], HARNESS_SANDBOX="off")
+    assert KEY not in own
+    assert KEY in every
 
 
 def test_the_harness_process_is_not_visible_in_the_sandbox(ws: Workspace, sandboxed: None) -> None:
@@ -70,13 +93,13 @@ def test_the_harness_process_is_not_visible_in_the_sandbox(ws: Workspace, sandbo
 
 def test_only_the_workspace_is_writable_in_the_sandbox(
         ws: Workspace, tmp_path: Path, sandboxed: None) -> None:
-    outside = tmp_path / "outside.txt"
-    output = run(ws, f"touch {outside}; touch $HOME/.harness-pwned; touch /usr/harness-pwned; "
+    outside, name = tmp_path / "outside.txt", f"harness-pwned-{secrets.token_hex(4)}"
+    output = run(ws, f"touch {outside}; touch $HOME/{name}; touch /usr/{name}; "
                      "mount -o remount,rw / ; touch inside.txt; echo done")
     assert "Read-only file system" in output and "stdout:\ndone\n" in output
     assert not outside.exists()
-    assert not (Path.home() / ".harness-pwned").exists()
-    assert not Path("/usr/harness-pwned").exists()
+    assert not (Path.home() / name).exists()
+    assert not (Path("/usr") / name).exists()
     assert (ws.root / "inside.txt").exists()
 
 
@@ -94,10 +117,11 @@ def test_a_command_template_runs_in_the_sandbox_too(ws: Workspace, sandboxed: No
         "open(sys.argv[1], 'w').write('x')\n", encoding="utf-8")
     peek = CommandTool("peek", "Peek.", template="python peek.py {path}",
                        params={"path": "where to write"}, cwd=ws.root, timeout=10)
-    result = peek.execute(peek.parse('{"path": "/usr/harness-pwned"}'))
+    name = f"/usr/harness-pwned-{secrets.token_hex(4)}"
+    result = peek.execute(peek.parse(json.dumps({"path": name})))
     assert KEY not in result.output
     assert "Read-only file system" in result.output
-    assert not Path("/usr/harness-pwned").exists()
+    assert not Path(name).exists()
 
 
 def test_status_says_the_sandbox_is_on(sandboxed: None) -> None:
@@ -119,7 +143,7 @@ def test_status_says_when_the_sandbox_is_switched_off(monkeypatch: pytest.Monkey
 def test_without_a_sandbox_the_first_call_warns_once_and_runs(
         ws: Workspace, unsandboxed: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "_warned", False)
-    with pytest.warns(RuntimeWarning, match="not sandboxed: sandbox: none"):
+    with pytest.warns(RuntimeWarning, match=r"sandbox: none \(bwrap not found.*your API key"):
         first = run(ws, "echo one")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
