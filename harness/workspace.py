@@ -10,7 +10,7 @@
 | `edit_file`   | replace one exact, unique piece of text        | 0 or 2+ matches               |
 | `list_files`  | files matching a glob, sorted, capped          | a pattern with `..` or `/...` |
 | `search_docs` | passages sharing words with a query, cited     | (says so if nothing matches)  |
-| `run_shell`   | ``bash -c command`` in the root, with timeout  | (nothing it starts outlives it) |
+| `run_shell`   | ``bash -c command`` in the root, sandboxed     | (nothing outlives the call)   |
 
 The confinement rule, one method (`Workspace.resolve`) that every path goes through:
 
