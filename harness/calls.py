@@ -111,7 +111,7 @@ class CallPath:
                 return "unlogged", ToolResult(False, "Not run: its intent could not be written "
                                               f"to the call log ({exc.strerror or exc}).")
         self.control.budget.spend("tool_calls")
-        result = tool.execute(args)
+        result = tool.execute(args, within=self.control.seconds_left())
         status = "ok" if result.ok else "error"
         if self.log is not None:
             try:

@@ -19,6 +19,7 @@ import asyncio
 import inspect
 import json
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -116,21 +117,23 @@ class Tool:
         except Exception as exc:  # a validator of yours that raised something else
             raise ToolArgumentError(f"arguments could not be validated ({_reason(exc)})") from None
 
-    def execute(self, args: BaseModel) -> ToolResult:
+    def execute(self, args: BaseModel, *, within: float | None = None) -> ToolResult:
         """Run the function on validated arguments; an exception becomes ``ok=False``.
 
         Besides every `Exception`, the ways a tool's code can end that are not a
         person's: ``sys.exit()`` (`SystemExit`), a generator closed under it
         (`GeneratorExit`), an ``asyncio`` task cancelled inside it (`CancelledError`).
         `KeyboardInterrupt` is the person at the keyboard: it goes on to the loop.
+        ``within``: the seconds the run has left, to turn the result into text (an
+        object whose ``__str__`` never ends cannot hold the run past its time).
         """
         try:
             value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
-            if isinstance(value, ToolResult):
-                return ToolResult(bool(value.ok), cap(to_text(value.output), self.max_output))
-            return ToolResult(True, cap(to_text(value), self.max_output))
+            ok = bool(value.ok) if isinstance(value, ToolResult) else True
+            value = value.output if isinstance(value, ToolResult) else value
+            return ToolResult(ok, cap(text_within(to_text, value, within), self.max_output))
         except TOOL_ENDINGS as exc:  # the model reads the reason and goes on
-            return ToolResult(False, cap(_error_line(exc), self.max_output))
+            return ToolResult(False, cap(text_within(_error_line, exc, within), self.max_output))
 
 
 TOOL_ENDINGS = (Exception, SystemExit, GeneratorExit, asyncio.CancelledError)
@@ -207,6 +210,37 @@ def parse_json_object(raw: str | None) -> dict:
     return value
 
 
+SIMPLE = (str, int, float, bool, type(None))  # turned into text at once, nothing to wait for
+
+
+def text_within(convert: Callable[[Any], str], value: Any, seconds: float | None) -> str:
+    """``convert(value)``, given at most ``seconds`` when a value's own code could hang.
+
+    Beyond the deadline the conversion is left to finish in a daemon thread, and the
+    model reads that the result could not be read in time.
+    """
+    if seconds is None or isinstance(value, SIMPLE):
+        return convert(value)
+    box: list = []
+    worker = threading.Thread(target=lambda: box.append(_attempt(convert, value)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not box:
+        return ("Error: the tool's result could not be turned into text before the run's "
+                "time ran out")
+    text, error = box[0]
+    if error is not None:
+        raise error
+    return text
+
+
+def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, BaseException | None]:
+    try:
+        return convert(value), None
+    except TOOL_ENDINGS as exc:
+        return None, exc
+
+
 def to_text(value: Any) -> str:
     """A tool's return value as the text the model reads (JSON for structures)."""
     if isinstance(value, str):
@@ -230,10 +264,14 @@ def _jsonable(value: Any) -> Any:
 
 
 def cap(text: str, limit: int) -> str:
-    """Keep the head and tail of long output, with a visible marker of what was cut."""
+    """At most ``limit`` characters: the head and tail of long output, with a visible
+    marker of what was cut between them (the marker counts towards the limit)."""
     if len(text) <= limit:
         return text
-    head, tail = limit * 2 // 3, limit // 3
+    room = limit - len(f"\n[... {len(text):,} characters cut ...]\n")
+    if room < 3:  # too small for a marker: the head alone
+        return text[:limit]
+    head, tail = room * 2 // 3, room - room * 2 // 3
     cut = len(text) - head - tail
     return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
 

@@ -317,9 +317,10 @@ def test_long_output_keeps_head_and_tail_and_says_how_much_was_cut():
     produce = returning("H" * 700 + "x" * 10_000 + "T" * 300, max_output=1_000)
     output = produce.execute(produce.parse("")).output
     head, marker, tail = output.split("\n")
-    assert head == "H" * 666
-    assert tail == "x" * 33 + "T" * 300
-    assert marker == "[... 10,001 characters cut ...]"
+    assert head == "H" * 644
+    assert tail == "x" * 23 + "T" * 300
+    assert marker == "[... 10,033 characters cut ...]"
+    assert len(output) <= 1_000  # the marker counts towards the limit
 
 
 def test_output_within_the_limit_is_unchanged():
@@ -331,11 +332,12 @@ def test_tool_result_output_is_capped_too():
     produce = returning(ToolResult(False, "e" * 5_000), max_output=300)
     result = produce.execute(produce.parse(""))
     assert result.ok is False
-    assert "\n[... 4,700 characters cut ...]\n" in result.output
+    assert "\n[... 4,732 characters cut ...]\n" in result.output
+    assert len(result.output) <= 300
 
 
 def test_cap_with_a_tiny_limit_keeps_no_more_than_the_limit():
-    assert cap("abcdefghij", 2) == "a\n[... 9 characters cut ...]\n"
+    assert cap("abcdefghij", 2) == "ab"
 
 
 def test_problems_are_listed_in_the_same_order_whatever_order_pydantic_reports():

@@ -7,10 +7,14 @@ import copy
 import json
 import pickle
 import sys
+import threading
+import time
 
 import pytest
 
-from harness import Agent, CallLog, Hooks, Permissions, ScriptedModel, Workspace, say, tool_call
+from harness import (Agent, CallLog, Hooks, Permissions, ScriptedModel, Workspace, say, tool,
+                     tool_call)
+from harness.tools import cap
 
 
 def tool_messages(result) -> list[str]:
@@ -103,3 +107,36 @@ def test_sys_exit_in_an_observer_is_reported_and_the_run_goes_on():
     with pytest.warns(RuntimeWarning, match="SystemExit"):
         result = Agent(ScriptedModel([say("done")]), observers=[leave]).run("go")
     assert result.outcome == "completed"
+
+
+def test_a_result_whose_str_never_ends_cannot_hold_the_run_past_max_seconds():
+    stop = threading.Event()  # for this test's own sake: the harness cannot stop it
+
+    class Endless:
+        def __str__(self) -> str:
+            stop.wait(5)  # "never", for a run that has one second
+            return "too late"
+
+    @tool
+    def odd() -> object:
+        """Returns an object the harness cannot read."""
+        return Endless()
+
+    model = ScriptedModel([tool_call("odd"), say("done")])
+    started = time.monotonic()
+    try:
+        result = Agent(model, [odd], max_seconds=1).run("go")
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 3
+    assert result.outcome == "time_limit"
+    assert result.messages[3]["content"].startswith("Error: the tool's result could not be "
+                                                    "turned into text")
+
+
+@pytest.mark.parametrize("limit", [8_000, 500, 40, 3, 1])
+def test_a_capped_result_with_its_marker_is_never_longer_than_the_limit(limit):
+    text = "x" * 100_000
+    assert len(cap(text, limit)) <= limit
+    if limit >= 40:
+        assert "characters cut" in cap(text, limit)
