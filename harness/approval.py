@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
+
+from .events import escape
 
 ONE_LINE = 200          # up to this many characters, the question fits on one line
 MAX_SHOWN = 10_000      # longer than this, nobody reviews it at a prompt: refused
-HIDDEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, formats, separators, ...
-VISIBLE_FORMATS = {"\u200d"}  # ...except the joiner inside emoji (👩‍💻), which is harmless
 
 
 def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
@@ -51,16 +50,6 @@ def ask_on_stdin(tool_name: str, arguments: dict) -> bool:
     except (EOFError, OSError, RuntimeError):  # no stdin, or a kernel that cannot ask
         return False
     return answer.strip().lower() in ("y", "yes")
-
-
-def escape(text: str) -> str:
-    """``text`` with every invisible or reordering character written as ``\\uXXXX``."""
-    return "".join(_escaped(c) if unicodedata.category(c) in HIDDEN
-                   and c not in VISIBLE_FORMATS else c for c in text)
-
-
-def _escaped(c: str) -> str:
-    return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
 
 
 def _stdin_is_tty() -> bool:

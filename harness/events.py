@@ -13,6 +13,7 @@ it); `notify` hands an event to observers.
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -73,12 +74,28 @@ def notify(observers: Iterable[Any], event: Event) -> None:
 
 # -- one human line per event ------------------------------------------------------------
 
+HIDDEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, formats, separators, ...
+VISIBLE_FORMATS = {"\u200d"}  # ...except the joiner inside emoji (👩‍💻), which is harmless
+
+
+def escape(text: str) -> str:
+    """``text`` with every invisible or reordering character written as ``\\uXXXX``: an
+    escape sequence cannot rewrite a terminal, a bidi control cannot reorder what you read."""
+    return "".join(_escaped(c) if unicodedata.category(c) in HIDDEN
+                   and c not in VISIBLE_FORMATS else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+
+
 def short(text: Any, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters, cut at a word boundary with ``…``.
+    """One line of at most ``limit`` characters, cut at a word boundary with ``…``, and
+    escaped (model text is shown, never obeyed by the screen).
 
     Output whose first line says nothing (JSON starting with a bare ``{``) is flattened.
     """
-    lines = [line for line in str(text).splitlines() if line.strip()] or [""]
+    lines = [escape(line) for line in str(text).splitlines() if line.strip()] or [""]
     first = lines[0] if any(ch.isalnum() for ch in lines[0]) else " ".join(lines)
     line = " ".join(first.split()).rstrip(":")
     if len(line) <= limit:

@@ -140,3 +140,13 @@ def test_a_capped_result_with_its_marker_is_never_longer_than_the_limit(limit):
     assert len(cap(text, limit)) <= limit
     if limit >= 40:
         assert "characters cut" in cap(text, limit)
+
+
+def test_the_event_log_line_shows_control_and_bidi_characters_escaped():
+    from harness.events import Event, format_event
+
+    event = Event("tool_result", data={"tool_name": "read_file", "ok": True, "status": "ok",
+                                       "output": "safe\u202e txt.exe \x1b[2J"})
+    line = format_event(event)
+    assert "\u202e" not in line and "\x1b" not in line
+    assert "\\u202e" in line and "\\u001b" in line
