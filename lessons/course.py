@@ -10,10 +10,15 @@ import inspect
 import json
 import os
 import textwrap
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import harness
+
+# The lessons print harness.sandbox.status() where it matters (lesson 02); the one-time
+# warning a machine without a sandbox gets would only differ from machine to machine.
+warnings.filterwarnings("ignore", message="harness: sandbox")
 
 LIVE_HINT = ("set HARNESS_MODEL (and OPENAI_BASE_URL / OPENAI_API_KEY for your provider), "
              "restart the kernel, and run this cell again")
