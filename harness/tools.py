@@ -15,7 +15,6 @@ the model reads the reason and tries again.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
@@ -132,11 +131,10 @@ class Tool:
             ok = bool(value.ok) if isinstance(value, ToolResult) else True
             value = value.output if isinstance(value, ToolResult) else value
             return ToolResult(ok, cap(text_within(to_text, value, within), self.max_output))
-        except TOOL_ENDINGS as exc:  # the model reads the reason and goes on
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the model reads the reason and goes on
             return ToolResult(False, cap(text_within(_error_line, exc, within), self.max_output))
-
-
-TOOL_ENDINGS = (Exception, SystemExit, GeneratorExit, asyncio.CancelledError)
 
 
 def _reason(exc: BaseException, limit: int = 200) -> str:
@@ -237,7 +235,9 @@ def text_within(convert: Callable[[Any], str], value: Any, seconds: float | None
 def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, BaseException | None]:
     try:
         return convert(value), None
-    except TOOL_ENDINGS as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         return None, exc
 
 
