@@ -1,6 +1,8 @@
-"""Tiny builders for scripted model steps, shared by the test files, and a process check.
+"""A process check shared by the test files, and the old step builders.
 
-    ScriptedModel([step(call("c1", "add", {"a": 2, "b": 3})), final("5")])
+Tests write ScriptedModel steps with the public builders (``harness.tool_call``, ``say``,
+``parallel``). ``call``, ``step`` and ``final`` below are left only for
+tests/test_scripted_model.py, which still imports them: delete them once it does not.
 
 A killed child can stay a zombie for a few seconds in some containers (its new parent
 reaps it late), so for `pid_alive` "dead" means gone or a zombie.

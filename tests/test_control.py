@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers import call, final, step
 
-from harness import Agent, Hooks, Permissions, ScriptedModel, tool
+from harness import Agent, Hooks, Permissions, ScriptedModel, say, tool, tool_call
 from harness import CommandTool
 
 ECHO = CommandTool("echo_id", "Echo a record id.", template="echo --id {record_id}",
@@ -15,8 +14,8 @@ ECHO = CommandTool("echo_id", "Echo a record id.", template="echo --id {record_i
 
 
 def run_with(tool_, *arguments: dict, hooks: Hooks | None = None):
-    steps = [step(call(f"c{i}", tool_.name, a)) for i, a in enumerate(arguments)]
-    return Agent(ScriptedModel([*steps, final("done")]), [tool_], hooks=hooks).run("go")
+    steps = [tool_call(tool_.name, a, id=f"c{i}") for i, a in enumerate(arguments)]
+    return Agent(ScriptedModel([*steps, say("done")]), [tool_], hooks=hooks).run("go")
 
 
 def results(result) -> list:
@@ -79,8 +78,7 @@ def test_a_call_id_is_never_executed_twice():
         count.append(1)
         return len(count)
 
-    model = ScriptedModel([step(call("same", "bump", {})), step(call("same", "bump", {})),
-                           final("ok")])
+    model = ScriptedModel([tool_call("bump", id="same"), tool_call("bump", id="same"), say("ok")])
     result = Agent(model, [bump]).run("go")
     assert count == [1]
     assert results(result)[1].status == "duplicate_id"
@@ -93,8 +91,7 @@ def test_a_switched_off_tool_is_refused_at_call_time_and_stays_in_the_catalogue(
         ping.enabled = False  # switched off by the first call itself
         return "pong"
 
-    model = ScriptedModel([step(call("c1", "ping", {})), step(call("c2", "ping", {})),
-                           final("ok")])
+    model = ScriptedModel([tool_call("ping", id="c1"), tool_call("ping", id="c2"), say("ok")])
     result = Agent(model, [ping]).run("go")
     assert [r.status for r in results(result)] == ["ok", "disabled"]
     assert [t["function"]["name"] for t in model.requests[2]["tools"]] == ["ping"]

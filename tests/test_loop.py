@@ -9,9 +9,8 @@ import threading
 import time
 
 import pytest
-from helpers import call, final, step
 
-from harness import Agent, Hooks, ScriptedModel, tool
+from harness import Agent, Hooks, ScriptedModel, parallel, say, tool, tool_call
 from harness.models import ModelError
 
 
@@ -29,7 +28,7 @@ def echo(text: str) -> str:
 
 def loop_forever(n: int) -> list[dict]:
     """A script that calls `add` in every reply and never answers."""
-    return [step(call(f"c{i}", "add", {"a": i, "b": 1})) for i in range(n)]
+    return [tool_call("add", a=i, b=1, id=f"c{i}") for i in range(n)]
 
 
 def tool_calls_answered(messages: list[dict]) -> bool:
@@ -43,7 +42,7 @@ def tool_calls_answered(messages: list[dict]) -> bool:
 # -- messages --------------------------------------------------------------------------
 
 def test_run_starts_with_system_and_user_messages():
-    model = ScriptedModel([final("Hi")])
+    model = ScriptedModel([say("Hi")])
     result = Agent(model, system="Be brief.").run("Say hi")
     assert result.messages[:2] == [{"role": "system", "content": "Be brief."},
                                    {"role": "user", "content": "Say hi"}]
@@ -51,7 +50,7 @@ def test_run_starts_with_system_and_user_messages():
 
 
 def test_messages_are_plain_wire_format_dicts():
-    model = ScriptedModel([step(call("c1", "add", {"a": 2, "b": 3})), final("5")])
+    model = ScriptedModel([tool_call("add", a=2, b=3, id="c1"), say("5")])
     result = Agent(model, [add]).run("2+3?")
     assert json.loads(json.dumps(result.messages)) == result.messages
     assert [m["role"] for m in result.messages] == ["system", "user", "assistant", "tool",
@@ -59,13 +58,13 @@ def test_messages_are_plain_wire_format_dicts():
 
 
 def test_assistant_message_is_appended_as_the_model_sent_it():
-    sent = step(call("c1", "add", {"a": 2, "b": 3}), call("c2", "echo", {"text": "hé"}))
-    result = Agent(ScriptedModel([sent, final("done")]), [add, echo]).run("go")
+    sent = parallel(tool_call("add", a=2, b=3, id="c1"), tool_call("echo", text="hé", id="c2"))
+    result = Agent(ScriptedModel([sent, say("done")]), [add, echo]).run("go")
     assert result.messages[2] == sent
 
 
 def test_final_answer_is_the_last_assistant_message():
-    result = Agent(ScriptedModel([final("All done.")])).run("go")
+    result = Agent(ScriptedModel([say("All done.")])).run("go")
     assert result.outcome == "completed"
     assert result.final == "All done."
     assert result.messages[-1] == {"role": "assistant", "content": "All done."}
@@ -73,9 +72,9 @@ def test_final_answer_is_the_last_assistant_message():
 
 def test_each_tool_call_gets_one_tool_message_in_call_order():
     model = ScriptedModel([
-        step(call("c1", "add", {"a": 1, "b": 1}), call("c2", "echo", {"text": "x"}),
-             call("c3", "add", {"a": 2, "b": 2})),
-        final("done"),
+        parallel(tool_call("add", a=1, b=1, id="c1"), tool_call("echo", text="x", id="c2"),
+                 tool_call("add", a=2, b=2, id="c3")),
+        say("done"),
     ])
     result = Agent(model, [add, echo]).run("go")
     assert result.messages[3:6] == [
@@ -94,22 +93,22 @@ def test_parallel_calls_run_one_after_another_in_call_order():
         order.append(label)
         return label
 
-    model = ScriptedModel([step(*(call(f"c{i}", "note", {"label": k})
-                                  for i, k in enumerate("bca"))), final("ok")])
+    model = ScriptedModel([parallel(*(tool_call("note", label=k, id=f"c{i}")
+                                      for i, k in enumerate("bca"))), say("ok")])
     Agent(model, [note]).run("go")
     assert order == ["b", "c", "a"]
 
 
 def test_refused_calls_still_get_their_tool_message():
-    model = ScriptedModel([step(call("c1", "nope"), call("c2", "add", "{bad"),
-                                call("c3", "add", {"a": 1, "b": 2})), final("done")])
+    model = ScriptedModel([parallel(tool_call("nope", id="c1"), tool_call("add", "{bad", id="c2"),
+                                    tool_call("add", a=1, b=2, id="c3")), say("done")])
     result = Agent(model, [add]).run("go")
     assert tool_calls_answered(result.messages)
     assert result.messages[5]["content"] == "3"
 
 
 def test_next_request_carries_the_tool_results():
-    model = ScriptedModel([step(call("c1", "add", {"a": 2, "b": 3})), final("5")])
+    model = ScriptedModel([tool_call("add", a=2, b=3, id="c1"), say("5")])
     result = Agent(model, [add]).run("2+3?")
     assert model.requests[1]["messages"] == result.messages[:4]
 
@@ -132,14 +131,14 @@ def test_turn_limit_ends_without_final_and_keeps_the_transcript():
 
 
 def test_answer_on_the_last_allowed_turn_completes():
-    model = ScriptedModel([*loop_forever(2), final("made it")])
+    model = ScriptedModel([*loop_forever(2), say("made it")])
     result = Agent(model, [add], max_turns=3).run("go")
     assert (result.outcome, result.final) == ("completed", "made it")
 
 
 def test_max_turns_below_one_is_refused():
     with pytest.raises(ValueError, match="max_turns"):
-        Agent(ScriptedModel([final("x")]), max_turns=0).run("go")
+        Agent(ScriptedModel([say("x")]), max_turns=0).run("go")
 
 
 @tool
@@ -150,7 +149,7 @@ def slow(seconds: float) -> str:
 
 
 def test_time_limit_is_checked_before_the_next_model_request():
-    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.12})), final("late")])
+    model = ScriptedModel([tool_call("slow", seconds=0.12, id="c1"), say("late")])
     result = Agent(model, [slow], max_seconds=0.1).run("go")
     assert result.outcome == "time_limit"
     assert result.final is None
@@ -159,8 +158,8 @@ def test_time_limit_is_checked_before_the_next_model_request():
 
 
 def test_time_limit_is_checked_before_each_tool_call():
-    model = ScriptedModel([step(call("c1", "slow", {"seconds": 0.12}),
-                                call("c2", "slow", {"seconds": 0}))])
+    model = ScriptedModel([parallel(tool_call("slow", seconds=0.12, id="c1"),
+                                    tool_call("slow", seconds=0, id="c2"))])
     result = Agent(model, [slow], max_seconds=0.1).run("go")
     assert result.outcome == "time_limit"
     assert result.messages[-1]["tool_call_id"] == "c2"
@@ -171,7 +170,7 @@ def test_time_limit_is_checked_before_each_tool_call():
 def test_model_request_running_past_the_deadline_ends_time_limit():
     def thinking(messages: list[dict]) -> dict:
         time.sleep(0.5)  # left running in its thread; the run does not wait for it
-        return final("too late")
+        return say("too late")
 
     started = time.monotonic()
     result = Agent(ScriptedModel([thinking]), max_seconds=0.03).run("go")
@@ -183,7 +182,7 @@ def test_model_request_running_past_the_deadline_ends_time_limit():
 def test_cancel_set_before_the_run_sends_no_request():
     cancel = threading.Event()
     cancel.set()
-    model = ScriptedModel([final("never")])
+    model = ScriptedModel([say("never")])
     result = Agent(model).run("go", cancel=cancel)
     assert result.outcome == "cancelled"
     assert model.requests == []
@@ -200,8 +199,9 @@ def test_cancel_set_by_a_tool_answers_the_rest_of_the_round_with_not_run():
         cancel.set()
         return f"did {n}"
 
-    model = ScriptedModel([step(call("c1", "work", {"n": 1}), call("c2", "work", {"n": 2}),
-                                call("c3", "work", {"n": 3})), final("never")])
+    model = ScriptedModel([parallel(tool_call("work", n=1, id="c1"),
+                                    tool_call("work", n=2, id="c2"),
+                                    tool_call("work", n=3, id="c3")), say("never")])
     result = Agent(model, [work]).run("go", cancel=cancel)
     assert result.outcome == "cancelled"
     assert result.final is None
@@ -222,7 +222,7 @@ def test_cancel_set_by_the_last_call_stops_before_the_next_request():
         cancel.set()
         return "stopping"
 
-    model = ScriptedModel([step(call("c1", "stop_now")), final("never")])
+    model = ScriptedModel([tool_call("stop_now", id="c1"), say("never")])
     result = Agent(model, [stop_now]).run("go", cancel=cancel)
     assert result.outcome == "cancelled"
     assert len(model.requests) == 1
@@ -231,7 +231,7 @@ def test_cancel_set_by_the_last_call_stops_before_the_next_request():
 
 def test_cancel_without_is_set_is_refused():
     with pytest.raises(TypeError, match="is_set"):
-        Agent(ScriptedModel([final("x")])).run("go", cancel=True)
+        Agent(ScriptedModel([say("x")])).run("go", cancel=True)
 
 
 @tool
@@ -241,7 +241,8 @@ def interrupted() -> str:
 
 
 def interrupted_run() -> tuple:
-    model = ScriptedModel([step(call("c1", "interrupted"), call("c2", "add", {"a": 1, "b": 1}))])
+    model = ScriptedModel([parallel(tool_call("interrupted", id="c1"),
+                                    tool_call("add", a=1, b=1, id="c2"))])
     return Agent(model, [interrupted, add]).run("go")
 
 
@@ -262,7 +263,7 @@ def test_keyboard_interrupt_in_a_tool_still_answers_every_call_of_the_round():
 # -- model errors ------------------------------------------------------------------------
 
 def test_script_running_out_ends_model_error_with_a_clear_error():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 1}))])
+    model = ScriptedModel([tool_call("add", a=1, b=1, id="c1")])
     result = Agent(model, [add]).run("go")
     assert result.outcome == "model_error"
     assert result.final is None
@@ -271,7 +272,7 @@ def test_script_running_out_ends_model_error_with_a_clear_error():
 
 
 def test_failed_model_request_adds_nothing_to_messages():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 1}))])
+    model = ScriptedModel([tool_call("add", a=1, b=1, id="c1")])
     result = Agent(model, [add]).run("go")
     assert [m["role"] for m in result.messages] == ["system", "user", "assistant", "tool"]
     assert model.requests[1]["messages"] == result.messages
@@ -300,9 +301,9 @@ def test_model_error_keeps_its_message():
 
 def test_usage_is_the_exact_sum_when_steps_carry_usage():
     model = ScriptedModel([
-        {**step(call("c1", "add", {"a": 1, "b": 1})),
+        {**tool_call("add", a=1, b=1, id="c1"),
          "usage": {"prompt_tokens": 100, "completion_tokens": 7}},
-        {**final("2"), "usage": {"prompt_tokens": 130, "completion_tokens": 3}},
+        {**say("2"), "usage": {"prompt_tokens": 130, "completion_tokens": 3}},
     ])
     usage = Agent(model, [add]).run("go").usage
     assert usage == {"prompt_tokens": 230, "completion_tokens": 10, "total_tokens": 240,
@@ -310,7 +311,7 @@ def test_usage_is_the_exact_sum_when_steps_carry_usage():
 
 
 def test_usage_is_estimated_when_the_script_gives_none():
-    usage = Agent(ScriptedModel([final("Hello there")])).run("Say hello").usage
+    usage = Agent(ScriptedModel([say("Hello there")])).run("Say hello").usage
     assert usage["estimated"] is True
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
@@ -319,7 +320,7 @@ def test_usage_is_estimated_when_the_script_gives_none():
 # -- events ---------------------------------------------------------------------------------
 
 def one_tool_run(**agent_kwargs) -> tuple:
-    model = ScriptedModel([step(call("c1", "add", {"a": 2, "b": 3})), final("5")])
+    model = ScriptedModel([tool_call("add", a=2, b=3, id="c1"), say("5")])
     return Agent(model, [add], **agent_kwargs).run("2+3?")
 
 
@@ -375,8 +376,7 @@ def test_observers_see_every_event_as_it_happens():
 # -- the agent object ------------------------------------------------------------------------
 
 def test_run_twice_gives_independent_results():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 1})), final("first"),
-                           final("second")])
+    model = ScriptedModel([tool_call("add", a=1, b=1, id="c1"), say("first"), say("second")])
     agent = Agent(model, [add])
     first = agent.run("one")
     first_messages = json.loads(json.dumps(first.messages))

@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from harness import Agent, Hooks, Permissions, ScriptedModel, tool
+from harness import Agent, Hooks, Permissions, ScriptedModel, parallel, say, tool, tool_call
 from harness.reminder import REMINDER_TEXT, Reminder
 
 PLAN = {"todos": [{"content": "Look it up", "status": "completed"}]}
 REMINDER = {"role": "user", "content": REMINDER_TEXT.format(rounds=3)}
-
-
-# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
-
-def call(call_id: str, name: str, args: dict | str) -> dict:
-    raw = args if isinstance(args, str) else json.dumps(args)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-def step(*tool_calls: dict) -> dict:
-    """An assistant message that calls these tools in one round."""
-    return {"content": None, "tool_calls": list(tool_calls)}
-
-
-def lookup_round(call_id: str) -> dict:
-    return step(call(call_id, "lookup", {"query": call_id}))
 
 
 @tool
@@ -98,8 +80,7 @@ def test_agent_refuses_a_bad_reminder_setting_when_it_is_made():
 # -- the reminder in a run --------------------------------------------------------------
 
 def test_reminder_is_the_last_message_of_the_request_after_the_third_round():
-    model = ScriptedModel([lookup_round("a"), lookup_round("b"), lookup_round("c"),
-                           {"content": "Done."}])
+    model = ScriptedModel([*(tool_call("lookup", query=q, id=q) for q in "abc"), say("Done.")])
     result = agent(model).run("Research")
     assert last_messages(model)[1:] == [
         {"role": "tool", "tool_call_id": "a", "content": "found a"},
@@ -110,7 +91,8 @@ def test_reminder_is_the_last_message_of_the_request_after_the_third_round():
 
 
 def test_reminder_fires_again_after_three_more_rounds():
-    model = ScriptedModel([lookup_round(str(n)) for n in range(7)] + [{"content": "Done."}])
+    model = ScriptedModel([*(tool_call("lookup", query=str(n), id=str(n)) for n in range(7)),
+                           say("Done.")])
     result = agent(model, max_turns=20).run("Research")
     at = [k for k, message in enumerate(last_messages(model)) if message == REMINDER]
     assert at == [3, 6]
@@ -118,15 +100,15 @@ def test_reminder_fires_again_after_three_more_rounds():
 
 
 def test_reminder_after_is_configurable():
-    model = ScriptedModel([lookup_round("a"), lookup_round("b"), {"content": "Done."}])
+    model = ScriptedModel([*(tool_call("lookup", query=q, id=q) for q in "ab"), say("Done.")])
     agent(model, reminder_after=2).run("Research")
     assert last_messages(model)[2] == {"role": "user", "content": REMINDER_TEXT.format(rounds=2)}
 
 
 def test_successful_update_resets_the_count_in_a_run():
     model = ScriptedModel([
-        lookup_round("a"), lookup_round("b"), step(call("p", "todo_write", PLAN)),
-        lookup_round("c"), lookup_round("d"), lookup_round("e"), {"content": "Done."},
+        *(tool_call("lookup", query=q, id=q) for q in "ab"), tool_call("todo_write", PLAN, id="p"),
+        *(tool_call("lookup", query=q, id=q) for q in "cde"), say("Done."),
     ])
     result = agent(model, max_turns=10).run("Research")
     assert result.outcome == "completed"
@@ -142,10 +124,10 @@ def test_refused_update_unknown_tool_and_blocked_call_all_count_as_stale(blocked
     else:
         permissions = Permissions({"lookup": "deny"}, default="allow")
     model = ScriptedModel([
-        step(call("a", "todo_write", '{"todos": [{"content": "", "status": "pending"}]}')),
-        step(call("b", "search_web", {"q": "x"})),
-        lookup_round("c"),
-        {"content": "Done."},
+        tool_call("todo_write", todos=[{"content": "", "status": "pending"}], id="a"),
+        tool_call("search_web", q="x", id="b"),
+        tool_call("lookup", query="c", id="c"),
+        say("Done."),
     ])
     result = agent(model, hooks=hooks, permissions=permissions).run("Research")
     statuses = [e.status for e in result.events if e.type == "tool_result"]
@@ -154,8 +136,7 @@ def test_refused_update_unknown_tool_and_blocked_call_all_count_as_stale(blocked
 
 
 def test_reminder_never_adds_a_turn():
-    model = ScriptedModel([lookup_round("a"), lookup_round("b"), lookup_round("c"),
-                           {"content": "Done."}])
+    model = ScriptedModel([*(tool_call("lookup", query=q, id=q) for q in "abc"), say("Done.")])
     result = agent(model, max_turns=3).run("Research")
     assert result.outcome == "turn_limit"
     assert len(model.requests) == 3
@@ -165,10 +146,10 @@ def test_reminder_never_adds_a_turn():
 def test_counting_by_name_and_by_success_differ_on_a_refused_update():
     def script() -> ScriptedModel:
         return ScriptedModel([
-            lookup_round("a"),
-            step(call("b", "todo_write", '{"todos": [{"content": " ", "status": "pending"}]}')),
-            lookup_round("c"),
-            {"content": "Done."},
+            tool_call("lookup", query="a", id="a"),
+            tool_call("todo_write", todos=[{"content": " ", "status": "pending"}], id="b"),
+            tool_call("lookup", query="c", id="c"),
+            say("Done."),
         ])
 
     by_success, by_name = script(), script()
@@ -180,10 +161,10 @@ def test_counting_by_name_and_by_success_differ_on_a_refused_update():
 
 def test_reminder_comes_after_every_tool_result_of_its_round():
     model = ScriptedModel([
-        lookup_round("a"), lookup_round("b"),
-        step(call("c1", "lookup", {"query": "x"}), call("c2", "nope", {}),
-             call("c3", "lookup", {"query": "y"})),
-        {"content": "Done."},
+        *(tool_call("lookup", query=q, id=q) for q in "ab"),
+        parallel(tool_call("lookup", query="x", id="c1"), tool_call("nope", id="c2"),
+                 tool_call("lookup", query="y", id="c3")),
+        say("Done."),
     ])
     agent(model).run("Research")
     messages = model.requests[3]["messages"]
@@ -195,8 +176,8 @@ def test_reminder_comes_after_every_tool_result_of_its_round():
 
 
 def test_second_run_starts_counting_from_zero():
-    model = ScriptedModel([lookup_round("a"), lookup_round("b"), {"content": "First."},
-                           lookup_round("c"), {"content": "Second."}])
+    model = ScriptedModel([*(tool_call("lookup", query=q, id=q) for q in "ab"), say("First."),
+                           tool_call("lookup", query="c", id="c"), say("Second.")])
     one = agent(model)
     first, second = one.run("Research"), one.run("Research again")
     assert reminders(first) == reminders(second) == []
@@ -204,8 +185,7 @@ def test_second_run_starts_counting_from_zero():
 
 
 def test_no_reminder_without_planning():
-    model = ScriptedModel([lookup_round("a"), lookup_round("b"), lookup_round("c"),
-                           {"content": "Done."}])
+    model = ScriptedModel([*(tool_call("lookup", query=q, id=q) for q in "abc"), say("Done.")])
     result = Agent(model, [lookup]).run("Research")
     assert reminders(result) == []
     assert last_messages(model)[3]["role"] == "tool"

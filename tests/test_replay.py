@@ -5,9 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from helpers import call, final, step
-
-from harness import Agent, RunResult, ScriptedModel, tool
+from harness import Agent, RunResult, ScriptedModel, say, tool, tool_call
 
 TASK = "Résumé: note 'café 你好', then answer"
 PLAN = {"todos": [{"content": "Note it", "status": "completed"}]}
@@ -28,9 +26,9 @@ def noting_tool(calls: list, path) -> object:
 
 def recorded_run(tmp_path, calls: list, **step_extra) -> RunResult:
     model = ScriptedModel([
-        {**step(call("t1", "todo_write", PLAN)), **step_extra},
-        {**step(call("c1", "note", {"text": "café 你好"})), **step_extra},
-        {**final("Noted: café 你好."), **step_extra},
+        {**tool_call("todo_write", PLAN, id="t1"), **step_extra},
+        {**tool_call("note", text="café 你好", id="c1"), **step_extra},
+        {**say("Noted: café 你好."), **step_extra},
     ])
     agent = Agent(model, [noting_tool(calls, tmp_path / "note.txt")], planning=True)
     return agent.run(TASK)
@@ -77,13 +75,12 @@ def test_run_with_non_json_argument_types_saves(tmp_path):
         """Name the weekday of a date."""
         return day.strftime("%A")
 
-    model = ScriptedModel([step(call("c1", "weekday", {"day": "2024-05-01"})),
-                           final("Wednesday")])
+    model = ScriptedModel([tool_call("weekday", day="2024-05-01", id="c1"), say("Wednesday")])
     result = Agent(model, [weekday]).run("Which day?")
     loaded = RunResult.load(result.save(tmp_path / "run.json"))
     assert loaded.messages == result.messages
-    tool_call = next(e for e in loaded.events if e.type == "tool_call")
-    assert tool_call.arguments == {"day": "2024-05-01"}
+    called = next(e for e in loaded.events if e.type == "tool_call")
+    assert called.arguments == {"day": "2024-05-01"}
 
 
 # -- replay ---------------------------------------------------------------------------------
@@ -127,10 +124,10 @@ def test_replay_includes_subagent_replies_in_request_order(tmp_path):
         return Agent(model, [lookup], subagents=True, subagent_tools=["lookup"])
 
     recording = ScriptedModel([
-        step(call("d1", "delegate_task", {"task": "Find the answer key"})),
-        step(call("s1", "lookup", {"key": "answer"})),  # the sub-agent's requests ...
-        final("answer=42"),                              # ... share the model object
-        final("The answer is 42."),
+        tool_call("delegate_task", task="Find the answer key", id="d1"),
+        tool_call("lookup", key="answer", id="s1"),  # the sub-agent's requests ...
+        say("answer=42"),                            # ... share the model object
+        say("The answer is 42."),
     ])
     original = agent(recording).run("What is the answer?")
     model = ScriptedModel.from_run(original)

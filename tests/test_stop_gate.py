@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
-from harness import Agent, Hooks, ScriptedModel
+from harness import Agent, Hooks, ScriptedModel, say, tool_call
 from harness.reminder import stop_gate_text
 
 OPEN_PLAN = {"todos": [{"content": "Find the policy", "status": "completed"},
                        {"content": "Check the warranty", "status": "in_progress"},
                        {"content": "Draft the answer", "status": "pending"}]}
 OPEN_ITEMS = ["Check the warranty", "Draft the answer"]
-
-
-# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
-
-def write(call_id: str, todos: dict) -> dict:
-    """An assistant message with one `todo_write` call."""
-    return {"content": None, "tool_calls": [{"id": call_id, "type": "function",
-                                             "function": {"name": "todo_write",
-                                                          "arguments": json.dumps(todos)}}]}
 
 
 def all_done(plan: dict) -> dict:
@@ -31,8 +20,8 @@ def planning_agent(model: ScriptedModel, **options) -> Agent:
 
 
 def test_answer_with_open_items_is_pushed_back_once_naming_them():
-    model = ScriptedModel([write("p", OPEN_PLAN), {"content": "Here you go."},
-                           {"content": "Really done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p"), say("Here you go."),
+                           say("Really done.")])
     planning_agent(model).run("Answer the question")
     pushback = model.requests[2]["messages"][-1]
     assert pushback == {"role": "user", "content": stop_gate_text(OPEN_ITEMS)}
@@ -41,8 +30,8 @@ def test_answer_with_open_items_is_pushed_back_once_naming_them():
 
 
 def test_second_answer_with_open_items_ends_open_items():
-    model = ScriptedModel([write("p", OPEN_PLAN), {"content": "Here you go."},
-                           {"content": "Really done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p"), say("Here you go."),
+                           say("Really done.")])
     result = planning_agent(model).run("Answer the question")
     assert (result.outcome, result.final) == ("open_items", "Really done.")
     assert len(model.requests) == 3
@@ -50,28 +39,30 @@ def test_second_answer_with_open_items_ends_open_items():
 
 
 def test_finishing_the_plan_after_the_push_back_completes():
-    model = ScriptedModel([write("p1", OPEN_PLAN), {"content": "Here you go."},
-                           write("p2", all_done(OPEN_PLAN)), {"content": "All done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p1"), say("Here you go."),
+                           tool_call("todo_write", all_done(OPEN_PLAN), id="p2"),
+                           say("All done.")])
     result = planning_agent(model).run("Answer the question")
     assert (result.outcome, result.final) == ("completed", "All done.")
 
 
 def test_clearing_the_plan_after_the_push_back_completes():
-    model = ScriptedModel([write("p1", OPEN_PLAN), {"content": "Here you go."},
-                           write("p2", {"todos": []}), {"content": "Not needed after all."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p1"), say("Here you go."),
+                           tool_call("todo_write", todos=[], id="p2"),
+                           say("Not needed after all.")])
     result = planning_agent(model).run("Answer the question")
     assert result.outcome == "completed"
 
 
 def test_empty_plan_completes_without_push_back():
-    model = ScriptedModel([{"content": "Paris."}])
+    model = ScriptedModel([say("Paris.")])
     result = planning_agent(model).run("Capital of France?")
     assert (result.outcome, result.final) == ("completed", "Paris.")
     assert len(model.requests) == 1
 
 
 def test_completed_plan_completes_without_push_back():
-    model = ScriptedModel([write("p", all_done(OPEN_PLAN)), {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", all_done(OPEN_PLAN), id="p"), say("Done.")])
     result = planning_agent(model).run("Answer the question")
     assert result.outcome == "completed"
     assert [e for e in result.events if e.type == "stop_gate"] == []
@@ -81,15 +72,15 @@ def test_stop_hook_counts_push_backs():
     seen = []
     hooks = Hooks()
     hooks.on("stop", lambda event: seen.append((event.pushbacks, event.open_items, event.final)))
-    model = ScriptedModel([write("p", OPEN_PLAN), {"content": "Here you go."},
-                           {"content": "Really done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p"), say("Here you go."),
+                           say("Really done.")])
     planning_agent(model, hooks=hooks).run("Answer the question")
     assert seen == [(0, OPEN_ITEMS, "Here you go."), (1, OPEN_ITEMS, "Really done.")]
 
 
 def test_an_answer_on_the_last_turn_with_open_items_is_kept_not_pushed_back():
-    model = ScriptedModel([write("p", OPEN_PLAN), {"content": "Here you go."},
-                           {"content": "Really done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p"), say("Here you go."),
+                           say("Really done.")])
     result = planning_agent(model, max_turns=2).run("Answer the question")
     assert (result.outcome, result.final) == ("open_items", "Here you go.")
     assert len(model.requests) == 2
@@ -98,15 +89,16 @@ def test_an_answer_on_the_last_turn_with_open_items_is_kept_not_pushed_back():
 
 
 def test_push_back_uses_a_turn_of_the_budget():
-    model = ScriptedModel([write("p1", OPEN_PLAN), {"content": "Here you go."},
-                           write("p2", all_done(OPEN_PLAN)), {"content": "All done."}])
+    model = ScriptedModel([tool_call("todo_write", OPEN_PLAN, id="p1"), say("Here you go."),
+                           tool_call("todo_write", all_done(OPEN_PLAN), id="p2"),
+                           say("All done.")])
     result = planning_agent(model, max_turns=3).run("Answer the question")
     assert result.outcome == "turn_limit"
     assert result.turns == 3
 
 
 def test_without_planning_an_answer_completes():
-    model = ScriptedModel([{"content": "Paris."}])
+    model = ScriptedModel([say("Paris.")])
     result = Agent(model).run("Capital of France?")
     assert result.outcome == "completed"
     assert [e.type for e in result.events if e.type in ("stop", "stop_gate")] == ["stop"]

@@ -2,39 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
 import pytest
 
-from harness import Agent, Hooks, Permissions, ScriptedModel, tool
+from harness import Agent, Hooks, Permissions, ScriptedModel, parallel, say, tool, tool_call
 from harness.subagent import SUBAGENT_SYSTEM
 
 TASK = "Summarise docs/returns.md in one sentence."
 
 
-# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
-
-def call(call_id: str, name: str, args: dict | str) -> dict:
-    raw = args if isinstance(args, str) else json.dumps(args)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-def step(*tool_calls: dict, content: str | None = None, usage: dict | None = None) -> dict:
-    message = {"content": content, "tool_calls": list(tool_calls)}
-    if usage:
-        message["usage"] = usage
-    return message
-
-
-def delegate(call_id: str = "d", task: str = TASK) -> dict:
-    return step(call(call_id, "delegate_task", {"task": task}))
-
-
-def read(call_id: str, path: str = "docs/returns.md") -> dict:
-    return step(call(call_id, "read_file", {"path": path}))
-
+# -- local helpers ----------------------------------------------------------------------
 
 def tool_names(request: dict) -> list[str]:
     return [t["function"]["name"] for t in request["tools"]]
@@ -74,14 +53,17 @@ def parent(model: ScriptedModel, **options) -> Agent:
 # -- what the sub-agent sees ------------------------------------------------------------
 
 def test_subagent_request_holds_only_its_system_prompt_and_the_task():
-    model = ScriptedModel([read("r0"), delegate(), {"content": "30 days."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("read_file", path="docs/returns.md", id="r0"),
+                           tool_call("delegate_task", task=TASK, id="d"),
+                           say("30 days."), say("Done.")])
     parent(model, system="You are the PARENT.").run("Tell me the return policy")
     assert model.requests[2]["messages"] == [{"role": "system", "content": SUBAGENT_SYSTEM},
                                              {"role": "user", "content": TASK}]
 
 
 def test_subagent_gets_only_the_tools_named_in_subagent_tools():
-    model = ScriptedModel([delegate(), {"content": "30 days."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"), say("30 days."),
+                           say("Done.")])
     parent(model, planning=True).run("Tell me the return policy")
     assert tool_names(model.requests[0]) == ["read_file", "write_file", "todo_write",
                                              "delegate_task"]
@@ -90,7 +72,8 @@ def test_subagent_gets_only_the_tools_named_in_subagent_tools():
 
 
 def test_subagent_has_no_tools_by_default():
-    model = ScriptedModel([delegate(), {"content": "30 days."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"), say("30 days."),
+                           say("Done.")])
     Agent(model, [read_file], subagents=True).run("Tell me the return policy")
     assert (model.requests[1]["tools"], model.requests[1]["tool_choice"]) == ([], None)
 
@@ -103,8 +86,9 @@ def test_subagent_tools_must_name_registered_tools(name):
 
 
 def test_subagent_cannot_delegate_again():
-    model = ScriptedModel([delegate("d1"), delegate("d2", task="Go deeper"),
-                           {"content": "Could not delegate."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d1"),
+                           tool_call("delegate_task", task="Go deeper", id="d2"),
+                           say("Could not delegate."), say("Done.")])
     result = parent(model).run("Tell me the return policy")
     inner = events(result, "tool_result", depth=1)
     assert [(e.tool_name, e.status) for e in inner] == [("delegate_task", "unknown_tool")]
@@ -112,8 +96,9 @@ def test_subagent_cannot_delegate_again():
 
 
 def test_subagent_final_answer_is_the_tool_result():
-    model = ScriptedModel([delegate(), read("r1"), {"content": "Within 30 days."},
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           say("Within 30 days."), say("Done.")])
     result = parent(model).run("Tell me the return policy")
     assert model.requests[3]["messages"][-1] == {"role": "tool", "tool_call_id": "d",
                                                  "content": "Within 30 days."}
@@ -126,10 +111,10 @@ def test_subagent_final_answer_is_the_tool_result():
 
 def test_subagent_out_of_turns_returns_its_partial_answer_marked_not_ok():
     model = ScriptedModel([
-        delegate(),
-        step(call("r1", "read_file", {"path": "a"}), content="Reading a."),
-        step(call("r2", "read_file", {"path": "b"}), content="Found 30 days so far."),
-        {"content": "Partly done."},
+        tool_call("delegate_task", task=TASK, id="d"),
+        parallel(say("Reading a."), tool_call("read_file", path="a", id="r1")),
+        parallel(say("Found 30 days so far."), tool_call("read_file", path="b", id="r2")),
+        say("Partly done."),
     ])
     result = parent(model, subagent_max_turns=2).run("Tell me the return policy")
     outcome = events(result, "tool_result", depth=0)[0]
@@ -140,7 +125,9 @@ def test_subagent_out_of_turns_returns_its_partial_answer_marked_not_ok():
 
 
 def test_subagent_turn_budget_defaults_to_ten():
-    script = [delegate()] + [read(f"r{n}") for n in range(10)] + [{"content": "Gave up."}]
+    script = [tool_call("delegate_task", task=TASK, id="d"),
+              *(tool_call("read_file", path="docs/returns.md", id=f"r{n}") for n in range(10)),
+              say("Gave up.")]
     model = ScriptedModel(script)
     result = parent(model).run("Tell me the return policy")
     assert len(events(result, "model_request", depth=1)) == 10
@@ -153,8 +140,8 @@ def test_subagent_turn_budget_defaults_to_ten():
 
 def test_default_deny_still_allows_the_harness_tools():
     model = ScriptedModel([
-        step(call("p", "todo_write", {"todos": [{"content": "Ask", "status": "completed"}]})),
-        delegate(), {"content": "30 days."}, {"content": "Done."},
+        tool_call("todo_write", todos=[{"content": "Ask", "status": "completed"}], id="p"),
+        tool_call("delegate_task", task=TASK, id="d"), say("30 days."), say("Done."),
     ])
     result = parent(model, planning=True, permissions=Permissions({}, default="deny")).run("Q")
     outer = events(result, "tool_result", depth=0)
@@ -162,7 +149,7 @@ def test_default_deny_still_allows_the_harness_tools():
 
 
 def test_permission_table_can_deny_delegate_task():
-    model = ScriptedModel([delegate(), {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"), say("Done.")])
     result = parent(model, permissions=Permissions({"delegate_task": "deny"},
                                                    default="allow")).run("Q")
     outcome = events(result, "tool_result")[0]
@@ -172,15 +159,16 @@ def test_permission_table_can_deny_delegate_task():
 
 
 def test_permission_table_can_deny_todo_write():
-    model = ScriptedModel([step(call("p", "todo_write", {"todos": []})), {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", todos=[], id="p"), say("Done.")])
     result = Agent(model, planning=True,
                    permissions=Permissions({"todo_write": "deny"})).run("Q")
     assert events(result, "tool_result")[0].status == "blocked"
 
 
 def test_parent_permissions_deny_inside_the_subagent():
-    model = ScriptedModel([delegate(), read("r1"), {"content": "Could not read."},
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           say("Could not read."), say("Done.")])
     result = parent(model, permissions=Permissions({"read_file": "deny"},
                                                    default="allow")).run("Q")
     inner = events(result, "tool_result", depth=1)
@@ -193,7 +181,9 @@ def test_pre_tool_use_hook_sees_subagent_calls_at_depth_one():
     seen = []
     hooks = Hooks()
     hooks.on("pre_tool_use", lambda e: seen.append((e.tool_name, e.depth, e.agent_id)))
-    model = ScriptedModel([delegate(), read("r1"), {"content": "30 days."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           say("30 days."), say("Done.")])
     result = parent(model, hooks=hooks).run("Q")
     child_id = result.delegations[0].child_id
     assert seen == [("delegate_task", 0, "main"), ("read_file", 1, child_id)]
@@ -202,14 +192,18 @@ def test_pre_tool_use_hook_sees_subagent_calls_at_depth_one():
 def test_pre_tool_use_hook_can_block_a_subagent_call():
     hooks = Hooks()
     hooks.on("pre_tool_use", lambda e: "No reading inside." if e.depth == 1 else None)
-    model = ScriptedModel([delegate(), read("r1"), {"content": "Blocked."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           say("Blocked."), say("Done.")])
     result = parent(model, hooks=hooks).run("Q")
     assert events(result, "tool_result", depth=1)[0].output == "No reading inside."
     assert reads == []
 
 
 def test_events_from_inside_carry_depth_one_and_the_subagent_id():
-    model = ScriptedModel([delegate(), read("r1"), {"content": "30 days."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           say("30 days."), say("Done.")])
     result = parent(model).run("Q")
     child_id = result.delegations[0].child_id
     inner = events(result, "model_request", depth=1) + events(result, "tool_call", depth=1)
@@ -223,10 +217,10 @@ def test_subagent_stop_hook_gets_task_outcome_and_usage():
     seen = []
     hooks = Hooks()
     hooks.on("subagent_stop", seen.append)
-    model = ScriptedModel([delegate(),
-                           {"content": "30 days.", "usage": {"prompt_tokens": 50,
-                                                            "completion_tokens": 5}},
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           {**say("30 days."), "usage": {"prompt_tokens": 50,
+                                                         "completion_tokens": 5}},
+                           say("Done.")])
     parent(model, hooks=hooks).run("Q")
     [event] = seen
     assert (event.task, event.outcome) == (TASK, "completed")
@@ -237,12 +231,12 @@ def test_subagent_stop_hook_gets_task_outcome_and_usage():
 
 def test_subagent_usage_counts_in_the_run_and_per_delegation():
     model = ScriptedModel([
-        step(call("d", "delegate_task", {"task": TASK}),
-             usage={"prompt_tokens": 100, "completion_tokens": 10}),
-        step(call("r1", "read_file", {"path": "a"}),
-             usage={"prompt_tokens": 40, "completion_tokens": 4}),
-        {"content": "30 days.", "usage": {"prompt_tokens": 60, "completion_tokens": 6}},
-        {"content": "Done.", "usage": {"prompt_tokens": 200, "completion_tokens": 20}},
+        {**tool_call("delegate_task", task=TASK, id="d"),
+         "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+        {**tool_call("read_file", path="a", id="r1"),
+         "usage": {"prompt_tokens": 40, "completion_tokens": 4}},
+        {**say("30 days."), "usage": {"prompt_tokens": 60, "completion_tokens": 6}},
+        {**say("Done."), "usage": {"prompt_tokens": 200, "completion_tokens": 20}},
     ])
     result = parent(model).run("Q")
     assert (result.usage["prompt_tokens"], result.usage["completion_tokens"]) == (400, 40)
@@ -254,9 +248,10 @@ def test_subagent_usage_counts_in_the_run_and_per_delegation():
 
 
 def test_each_delegation_is_recorded_separately():
-    model = ScriptedModel([delegate("d1", "First"), {"content": "One."},
-                           delegate("d2", "Second"), read("r1"), {"content": "Two."},
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task="First", id="d1"), say("One."),
+                           tool_call("delegate_task", task="Second", id="d2"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"), say("Two."),
+                           say("Done.")])
     result = parent(model).run("Q")
     assert [(d.task, d.tool_calls) for d in result.delegations] == [("First", 0), ("Second", 1)]
     assert len({d.child_id for d in result.delegations}) == 2
@@ -273,8 +268,9 @@ def test_cancel_set_inside_a_subagent_ends_it_and_then_the_parent():
         cancel.set()
         return "stopping"
 
-    model = ScriptedModel([delegate(), step(call("s", "stop_everything", {})),
-                           {"content": "never sent"}, {"content": "never sent either"}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("stop_everything", id="s"), say("never sent"),
+                           say("never sent either")])
     agent = Agent(model, [stop_everything], subagents=True, subagent_tools=("stop_everything",))
     result = agent.run("Q", cancel=cancel)
     assert result.outcome == "cancelled"
@@ -290,8 +286,8 @@ def test_run_time_budget_reaches_the_subagent():
         time.sleep(0.06)
         return "slow result"
 
-    model = ScriptedModel([delegate(), step(call("s", "slow", {})),
-                           {"content": "never sent"}, {"content": "never sent either"}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"), tool_call("slow", id="s"),
+                           say("never sent"), say("never sent either")])
     agent = Agent(model, [slow], subagents=True, subagent_tools=("slow",), max_seconds=0.05)
     result = agent.run("Q")
     assert result.outcome == "time_limit"
@@ -307,9 +303,9 @@ def test_interrupt_inside_a_subagent_keeps_its_usage_and_its_delegation_record()
 
     usage = {"prompt_tokens": 500, "completion_tokens": 50}
     model = ScriptedModel([
-        step(call("d", "delegate_task", {"task": TASK}), usage={"prompt_tokens": 10,
-                                                                "completion_tokens": 1}),
-        step(call("s1", "slow_lookup", {"query": "returns"}), usage=usage),
+        {**tool_call("delegate_task", task=TASK, id="d"),
+         "usage": {"prompt_tokens": 10, "completion_tokens": 1}},
+        {**tool_call("slow_lookup", query="returns", id="s1"), "usage": usage},
     ])
     result = Agent(model, [slow_lookup], subagents=True,
                    subagent_tools=["slow_lookup"]).run("go")
@@ -324,8 +320,7 @@ def test_interrupt_inside_a_subagent_keeps_its_usage_and_its_delegation_record()
 
 
 def test_a_blank_task_is_refused_before_any_sub_agent_starts_and_forces_nothing():
-    model = ScriptedModel([step(call("d", "delegate_task", {"task": "  "})),
-                           {"content": "ok"}])
+    model = ScriptedModel([tool_call("delegate_task", task="  ", id="d"), say("ok")])
     result = Agent(model, subagents=True, planning=True).run("go")
     [refused] = [e for e in result.events if e.type == "tool_result"]
     assert refused.status == "invalid_arguments"
@@ -337,14 +332,16 @@ def test_a_blank_task_is_refused_before_any_sub_agent_starts_and_forces_nothing(
 def test_a_blocked_delegation_forces_no_plan_update():
     hooks = Hooks()
     hooks.on("pre_tool_use", lambda e: "no sub-agents today")
-    model = ScriptedModel([delegate(), {"content": "ok"}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"), say("ok")])
     Agent(model, subagents=True, planning=True, hooks=hooks).run("go")
     assert [r["tool_choice"] for r in model.requests] == ["auto", "auto"]
 
 
 def test_a_delegation_that_stopped_early_still_forces_a_plan_update():
-    model = ScriptedModel([delegate(), read("r1"), read("r2"),
-                           step(call("t", "todo_write", {"todos": []})), {"content": "ok"}])
+    model = ScriptedModel([tool_call("delegate_task", task=TASK, id="d"),
+                           tool_call("read_file", path="docs/returns.md", id="r1"),
+                           tool_call("read_file", path="docs/returns.md", id="r2"),
+                           tool_call("todo_write", todos=[], id="t"), say("ok")])
     agent = Agent(model, [read_file], subagents=True, planning=True, subagent_max_turns=2,
                   subagent_tools=["read_file"])
     result = agent.run("go")

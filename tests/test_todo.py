@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from harness import Agent, ScriptedModel, TodoItem, TodoList, tool
+from harness import Agent, ScriptedModel, TodoItem, TodoList, say, tool, tool_call
 from harness.todo import PLANNING_PROMPT, PlanError, render
 from harness.tools import ToolArgumentError
 
@@ -15,18 +15,7 @@ TWO_STEPS = [{"content": "Find the policy", "status": "in_progress"},
              {"content": "Draft the answer", "status": "pending"}]
 
 
-# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
-
-def call(call_id: str, name: str, args: dict | str) -> dict:
-    """One tool call; ``args`` as a dict, or as the raw argument string a model sent."""
-    raw = args if isinstance(args, str) else json.dumps(args)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-def write(call_id: str, args: dict | str) -> dict:
-    """An assistant message with one `todo_write` call."""
-    return {"content": None, "tool_calls": [call(call_id, "todo_write", args)]}
-
+# -- local helpers ----------------------------------------------------------------------
 
 def items(*pairs: tuple[str, str]) -> list[TodoItem]:
     return [TodoItem(content=c, status=s) for c, s in pairs]
@@ -188,10 +177,11 @@ def test_todo_write_schema_forbids_unknown_fields_and_requires_todos():
 
 def test_todo_write_result_shows_the_whole_plan_with_markers():
     model = ScriptedModel([
-        write("c1", {"todos": [{"content": "Find the policy", "status": "completed"},
-                               {"content": "Read the terms", "status": "in_progress"},
-                               {"content": "Draft the answer", "status": "pending"}]}),
-        {"content": "Done."},
+        tool_call("todo_write", todos=[{"content": "Find the policy", "status": "completed"},
+                                       {"content": "Read the terms", "status": "in_progress"},
+                                       {"content": "Draft the answer", "status": "pending"}],
+                  id="c1"),
+        say("Done."),
     ])
     result = Agent(model, planning=True).run("Answer the question")
     output = tool_results(result)[0].output
@@ -217,8 +207,9 @@ REFUSED_ARGUMENTS = {
 
 @pytest.mark.parametrize("raw", REFUSED_ARGUMENTS.values(), ids=REFUSED_ARGUMENTS.keys())
 def test_refused_todo_write_keeps_the_old_plan(raw):
-    model = ScriptedModel([write("c1", {"todos": TWO_STEPS}), write("c2", raw),
-                           {"content": "Stopping."}, {"content": "Stopping anyway."}])
+    model = ScriptedModel([tool_call("todo_write", todos=TWO_STEPS, id="c1"),
+                           tool_call("todo_write", raw, id="c2"),
+                           say("Stopping."), say("Stopping anyway.")])
     result = Agent(model, planning=True).run("Answer the question")
     refused = tool_results(result)[1]
     assert refused.ok is False
@@ -229,8 +220,8 @@ def test_refused_todo_write_keeps_the_old_plan(raw):
 
 
 def test_empty_todos_clears_the_plan_in_a_run():
-    model = ScriptedModel([write("c1", {"todos": TWO_STEPS}), write("c2", {"todos": []}),
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", todos=TWO_STEPS, id="c1"),
+                           tool_call("todo_write", todos=[], id="c2"), say("Done.")])
     result = Agent(model, planning=True).run("Answer the question")
     assert result.plan == []
     assert tool_results(result)[1].ok is True
@@ -239,10 +230,11 @@ def test_empty_todos_clears_the_plan_in_a_run():
 
 def test_plan_update_event_carries_the_plan_and_the_changes():
     model = ScriptedModel([
-        write("c1", {"todos": TWO_STEPS}),
-        write("c2", {"todos": [{"content": "Find the policy", "status": "completed"},
-                               {"content": "Draft the answer", "status": "in_progress"}]}),
-        {"content": "Done."},
+        tool_call("todo_write", todos=TWO_STEPS, id="c1"),
+        tool_call("todo_write", todos=[{"content": "Find the policy", "status": "completed"},
+                                       {"content": "Draft the answer", "status": "in_progress"}],
+                  id="c2"),
+        say("Done."),
     ])
     result = Agent(model, planning=True).run("Answer the question")
     first, second = [e for e in result.events if e.type == "plan_update"]
@@ -256,16 +248,18 @@ def test_plan_update_event_carries_the_plan_and_the_changes():
 
 
 def test_run_result_plan_is_the_final_plan():
-    model = ScriptedModel([write("c1", {"todos": [{"content": "Look", "status": "completed"}]}),
-                           {"content": "Done."}])
+    model = ScriptedModel([
+        tool_call("todo_write", todos=[{"content": "Look", "status": "completed"}], id="c1"),
+        say("Done."),
+    ])
     result = Agent(model, planning=True).run("Answer the question")
     assert result.plan == items(("Look", "completed"))
     assert result.plan_text() == "[x] Look"
 
 
 def test_second_run_starts_with_an_empty_plan():
-    model = ScriptedModel([write("c1", {"todos": TWO_STEPS}), {"content": "Stop."},
-                           {"content": "Stop anyway."}, {"content": "Hello."}])
+    model = ScriptedModel([tool_call("todo_write", todos=TWO_STEPS, id="c1"), say("Stop."),
+                           say("Stop anyway."), say("Hello.")])
     agent = Agent(model, planning=True)
     first = agent.run("A long task")
     second = agent.run("Say hello")
@@ -284,7 +278,7 @@ def test_registering_todo_write_by_hand_with_planning_raises():
 
 
 def test_planning_adds_todo_write_and_the_planning_prompt():
-    model = ScriptedModel([{"content": "Hi."}])
+    model = ScriptedModel([say("Hi.")])
     Agent(model, planning=True).run("Say hi")
     request = model.requests[0]
     assert [t["function"]["name"] for t in request["tools"]] == ["todo_write"]
@@ -292,7 +286,7 @@ def test_planning_adds_todo_write_and_the_planning_prompt():
 
 
 def test_without_planning_there_is_no_todo_write_and_no_planning_prompt():
-    model = ScriptedModel([{"content": "Hi."}])
+    model = ScriptedModel([say("Hi.")])
     Agent(model).run("Say hi")
     request = model.requests[0]
     assert request["tools"] == []
@@ -327,7 +321,7 @@ def test_a_raising_listener_does_not_turn_an_accepted_update_into_an_error():
 
 
 def test_plan_update_comes_after_the_tool_result_of_its_call():
-    model = ScriptedModel([write("c1", {"todos": TWO_STEPS}), {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", todos=TWO_STEPS, id="c1"), say("Done.")])
     seen: list[str] = []
     result = Agent(model, planning=True, observers=[lambda e: seen.append(e.type)]).run("go")
     calls = [t for t in seen if t in ("tool_call", "tool_result", "plan_update")]

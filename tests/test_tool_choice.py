@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-import json
-
-from harness import Agent, ScriptedModel, tool
+from harness import Agent, ScriptedModel, say, tool, tool_call
 
 FORCED = {"type": "function", "function": {"name": "todo_write"}}
 DONE_PLAN = {"todos": [{"content": "Look it up", "status": "completed"}]}
-
-
-# -- local helpers: wire-format tool calls for ScriptedModel -------------------------
-
-def step(call_id: str, name: str, args: dict) -> dict:
-    """An assistant message with one tool call."""
-    return {"content": None, "tool_calls": [{"id": call_id, "type": "function",
-                                             "function": {"name": name,
-                                                          "arguments": json.dumps(args)}}]}
 
 
 def choices(model: ScriptedModel) -> list:
@@ -33,27 +22,27 @@ def lookup(query: str) -> str:
 
 
 def test_plan_first_forces_todo_write_on_the_first_request_only():
-    model = ScriptedModel([step("p", "todo_write", DONE_PLAN), step("l", "lookup", {"query": "x"}),
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", DONE_PLAN, id="p"),
+                           tool_call("lookup", query="x", id="l"), say("Done.")])
     Agent(model, [lookup], planning=True).run("Research", plan_first=True)
     assert choices(model) == [FORCED, "auto", "auto"]
 
 
 def test_planning_alone_forces_nothing():
-    model = ScriptedModel([step("p", "todo_write", DONE_PLAN), step("l", "lookup", {"query": "x"}),
-                           {"content": "Done."}])
+    model = ScriptedModel([tool_call("todo_write", DONE_PLAN, id="p"),
+                           tool_call("lookup", query="x", id="l"), say("Done.")])
     Agent(model, [lookup], planning=True).run("Research")
     assert choices(model) == ["auto", "auto", "auto"]
 
 
 def test_forcing_resets_even_when_the_forced_request_ignores_it():
-    model = ScriptedModel([step("l", "lookup", {"query": "x"}), {"content": "Done."}])
+    model = ScriptedModel([tool_call("lookup", query="x", id="l"), say("Done.")])
     Agent(model, [lookup], planning=True).run("Research", plan_first=True)
     assert choices(model) == [FORCED, "auto"]
 
 
 def test_plan_first_is_per_run():
-    model = ScriptedModel([{"content": "First."}, {"content": "Second."}])
+    model = ScriptedModel([say("First."), say("Second.")])
     agent = Agent(model, planning=True)
     agent.run("One", plan_first=True)
     agent.run("Two")
@@ -62,11 +51,11 @@ def test_plan_first_is_per_run():
 
 def test_delegation_forces_todo_write_on_the_next_request():
     model = ScriptedModel([
-        step("d", "delegate_task", {"task": "Summarise the policy"}),
-        {"content": "Summary."},                      # the sub-agent's only request
-        step("p", "todo_write", DONE_PLAN),
-        step("l", "lookup", {"query": "x"}),
-        {"content": "Done."},
+        tool_call("delegate_task", task="Summarise the policy", id="d"),
+        say("Summary."),  # the sub-agent's only request
+        tool_call("todo_write", DONE_PLAN, id="p"),
+        tool_call("lookup", query="x", id="l"),
+        say("Done."),
     ])
     Agent(model, [lookup], planning=True, subagents=True).run("Research")
     assert choices(model) == ["auto", None, FORCED, "auto", "auto"]
@@ -74,11 +63,11 @@ def test_delegation_forces_todo_write_on_the_next_request():
 
 def test_plan_first_and_delegation_each_force_once():
     model = ScriptedModel([
-        step("p1", "todo_write", DONE_PLAN),
-        step("d", "delegate_task", {"task": "Summarise the policy"}),
-        {"content": "Summary."},
-        step("p2", "todo_write", DONE_PLAN),
-        {"content": "Done."},
+        tool_call("todo_write", DONE_PLAN, id="p1"),
+        tool_call("delegate_task", task="Summarise the policy", id="d"),
+        say("Summary."),
+        tool_call("todo_write", DONE_PLAN, id="p2"),
+        say("Done."),
     ])
     Agent(model, planning=True, subagents=True).run("Research", plan_first=True)
     assert choices(model) == [FORCED, "auto", None, FORCED, "auto"]
@@ -86,25 +75,25 @@ def test_plan_first_and_delegation_each_force_once():
 
 def test_every_delegation_round_forces_the_next_request():
     model = ScriptedModel([
-        step("d1", "delegate_task", {"task": "First part"}),
-        {"content": "One."},
-        step("d2", "delegate_task", {"task": "Second part"}),
-        {"content": "Two."},
-        {"content": "Done."},
+        tool_call("delegate_task", task="First part", id="d1"),
+        say("One."),
+        tool_call("delegate_task", task="Second part", id="d2"),
+        say("Two."),
+        say("Done."),
     ])
     Agent(model, planning=True, subagents=True).run("Research")
     assert choices(model) == ["auto", None, FORCED, None, FORCED]
 
 
 def test_delegation_without_planning_forces_nothing():
-    model = ScriptedModel([step("d", "delegate_task", {"task": "Summarise the policy"}),
-                           {"content": "Summary."}, {"content": "Done."}])
+    model = ScriptedModel([tool_call("delegate_task", task="Summarise the policy", id="d"),
+                           say("Summary."), say("Done.")])
     Agent(model, subagents=True).run("Research")
     assert choices(model) == ["auto", None, "auto"]
 
 
 def test_forced_request_offers_todo_write_among_its_tools():
-    model = ScriptedModel([{"content": "Done."}])
+    model = ScriptedModel([say("Done.")])
     Agent(model, [lookup], planning=True).run("Research", plan_first=True)
     names = [t["function"]["name"] for t in model.requests[0]["tools"]]
     assert FORCED["function"]["name"] in names
@@ -112,4 +101,4 @@ def test_forced_request_offers_todo_write_among_its_tools():
 
 def test_plan_first_without_planning_is_an_error_that_says_why():
     with pytest.raises(ValueError, match="planning=True"):
-        Agent(ScriptedModel([{"content": "Hi."}])).run("One", plan_first=True)
+        Agent(ScriptedModel([say("Hi.")])).run("One", plan_first=True)

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import pytest
-from helpers import call, final, step
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness import Agent, ScriptedModel, Tool, ToolResult, tool
+from harness import Agent, ScriptedModel, Tool, ToolResult, say, tool, tool_call
 from harness.tools import ToolArgumentError, _describe, cap
 
 
@@ -241,9 +240,9 @@ def test_refused_call_becomes_a_tool_message_and_the_run_goes_on(raw, reason):
         ran.append(a)
         return "recorded"
 
-    model = ScriptedModel([step(call("c1", "record", raw)),
-                           step(call("c2", "record", '{"a": 2}')),
-                           final("done")])
+    model = ScriptedModel([tool_call("record", raw, id="c1"),
+                           tool_call("record", a=2, id="c2"),
+                           say("done")])
     result = Agent(model, [record]).run("record two")
     assert result.outcome == "completed"
     assert ran == [2]
@@ -280,7 +279,7 @@ def test_long_exception_message_is_capped_like_output():
 
 
 def test_exception_inside_the_tool_does_not_stop_the_run():
-    model = ScriptedModel([step(call("c1", "explode")), final("it failed")])
+    model = ScriptedModel([tool_call("explode", id="c1"), say("it failed")])
     result = Agent(model, [raising(RuntimeError("no network"))]).run("try")
     assert result.outcome == "completed"
     assert result.messages[3]["content"] == "Error: RuntimeError: no network"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, ScriptedModel, Workspace
+from harness import Agent, ScriptedModel, Workspace, say, tool_call
 from harness.control import RunControl
 from harness.workspace import SAMPLE, PathError, TooLargeError
 from tests.reliability.procs import none_left_in
@@ -269,14 +269,13 @@ def test_sample_query_record_prints_a_record_or_fails_on_stderr(tmp_path: Path) 
 
 def test_agent_answers_from_the_real_search_output(tmp_path: Path) -> None:
     ws = Workspace.sample(tmp_path / "shop")
-    search = {"id": "call_1", "type": "function", "function": {
-        "name": "search_docs", "arguments": '{"query": "return opened in-ear headphones"}'}}
+    search = tool_call("search_docs", query="return opened in-ear headphones", id="call_1")
 
     def answer(messages: list[dict]) -> dict:
         first = messages[-1]["content"].split("\n\n")[0]
-        return {"content": f"Per {first.splitlines()[0]}: {first.splitlines()[1]}"}
+        return say(f"Per {first.splitlines()[0]}: {first.splitlines()[1]}")
 
-    result = Agent(ScriptedModel([{"tool_calls": [search]}, answer]), ws.tools).run(
+    result = Agent(ScriptedModel([search, answer]), ws.tools).run(
         "Can a customer return opened in-ear headphones?")
     assert result.outcome == "completed"
     assert result.final.startswith("Per docs/policies/returns.md:")
@@ -287,8 +286,7 @@ def test_a_tool_switched_off_stays_off_for_the_next_agent(tmp_path):
     ws = Workspace(tmp_path)
     [shell] = [t for t in ws.tools if t.name == "run_shell"]
     shell.enabled = False
-    model = ScriptedModel([{"tool_calls": [{"id": "c1", "type": "function", "function": {
-        "name": "run_shell", "arguments": '{"command": "touch ran"}'}}]}, {"content": "ok"}])
+    model = ScriptedModel([tool_call("run_shell", command="touch ran", id="c1"), say("ok")])
     result = Agent(model, ws.tools).run("go")
     assert result.messages[3]["content"] == "Error: tool 'run_shell' is switched off."
     assert not (tmp_path / "ran").exists()

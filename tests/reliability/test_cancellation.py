@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import Agent, Event, OpenAIModel, ScriptedModel, Workspace, tool
+from harness import (Agent, Event, OpenAIModel, ScriptedModel, Workspace, parallel, say, tool,
+                     tool_call)
 from harness.control import current
 from tests.fake_openai import FakeOpenAI, reply, slow
 
@@ -24,9 +25,8 @@ pytest_plugins = ("tests.fake_openai",)  # the `fake_openai` fixture
 
 PRESS_AFTER = 0.3  # seconds after the step under test has started
 WITHIN = 1.0
-PLAN = {"id": "p1", "type": "function", "function": {
-    "name": "todo_write",
-    "arguments": '{"todos": [{"content": "Wait for it", "status": "in_progress"}]}'}}
+PLAN = tool_call("todo_write", todos=[{"content": "Wait for it", "status": "in_progress"}],
+                 id="p1")
 LONG_JOB = '{"command": "sleep 30 & sleep 30"}'
 
 
@@ -70,12 +70,8 @@ def on_call(call_id: str) -> Callable[[Event], bool]:
     return lambda event: event.type == "tool_call" and event.call_id == call_id
 
 
-def call(call_id: str, name: str, arguments: str) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 def test_cancel_during_a_model_request_over_http(fake_openai: FakeOpenAI) -> None:
-    fake_openai.add(reply(tool_calls=[PLAN]), slow(10.0))
+    fake_openai.add(reply(PLAN), slow(10.0))
     model = OpenAIModel(model="m", base_url=fake_openai.base_url, api_key="sk-test-cancel",
                         max_retries=0, timeout=30)
     button = StopButton(lambda e: e.type == "model_request" and e.turn == 2)
@@ -92,8 +88,8 @@ def test_cancel_during_a_tool_that_waits_cooperatively() -> None:
             time.sleep(0.01)
         return f"gave up waiting ({stop})"
 
-    model = ScriptedModel([{"tool_calls": [call("w1", "wait_for_data", "{}"),
-                                           call("w2", "wait_for_data", "{}")]}])
+    model = ScriptedModel([parallel(tool_call("wait_for_data", id="w1"),
+                                    tool_call("wait_for_data", id="w2"))])
     result = run_and_time(model, [wait_for_data], StopButton(on_call("w1")),
                           "tool that checks the run control")
     assert [m["content"] for m in result.messages[3:]] == [
@@ -114,7 +110,7 @@ def test_a_tool_that_blocks_runs_to_its_end_and_cancel_stops_the_next_call() -> 
         ran.append("fetch")
         return "fetched"
 
-    model = ScriptedModel([{"tool_calls": [call("f1", "fetch", "{}"), call("f2", "fetch", "{}")]}])
+    model = ScriptedModel([parallel(tool_call("fetch", id="f1"), tool_call("fetch", id="f2"))])
     button = StopButton(on_call("f1"))
     result = Agent(model, [fetch], observers=[button]).run("go", cancel=button.event)
     assert result.outcome == "cancelled"
@@ -124,7 +120,7 @@ def test_a_tool_that_blocks_runs_to_its_end_and_cancel_stops_the_next_call() -> 
 
 
 def test_cancel_during_a_shell_command_kills_it_and_its_children(tmp_path: Path) -> None:
-    model = ScriptedModel([{"tool_calls": [call("s1", "run_shell", LONG_JOB)]}])
+    model = ScriptedModel([tool_call("run_shell", LONG_JOB, id="s1")])
     result = run_and_time(model, Workspace(tmp_path, shell_timeout=30).tools,
                           StopButton(on_call("s1")), "run_shell")
     assert "stopped: cancelled" in result.messages[-1]["content"]
@@ -133,10 +129,10 @@ def test_cancel_during_a_shell_command_kills_it_and_its_children(tmp_path: Path)
 
 def test_cancel_during_a_subagents_shell_command_ends_child_and_parent(tmp_path: Path) -> None:
     model = ScriptedModel([
-        {"tool_calls": [PLAN]},
-        {"tool_calls": [call("d1", "delegate_task", '{"task": "run the long job"}')]},
-        {"tool_calls": [call("s1", "run_shell", LONG_JOB)]},
-        {"content": "never asked"},
+        PLAN,
+        tool_call("delegate_task", task="run the long job", id="d1"),
+        tool_call("run_shell", LONG_JOB, id="s1"),
+        say("never asked"),
     ])
     result = run_and_time(model, Workspace(tmp_path, shell_timeout=30).tools,
                           StopButton(on_call("s1")), "sub-agent's run_shell",
@@ -150,10 +146,10 @@ def test_cancel_during_a_subagents_shell_command_ends_child_and_parent(tmp_path:
 def test_cancel_during_a_subagents_model_request() -> None:
     def thinking(messages: list[dict]) -> dict:
         time.sleep(3)  # left to finish in its thread; the run does not wait for it
-        return {"content": "too late"}
+        return say("too late")
 
-    model = ScriptedModel([{"tool_calls": [call("d1", "delegate_task", '{"task": "think"}')]},
-                           thinking, {"content": "never asked"}])
+    model = ScriptedModel([tool_call("delegate_task", task="think", id="d1"),
+                           thinking, say("never asked")])
     button = StopButton(lambda e: e.type == "model_request" and e.depth == 1)
     result = run_and_time(model, [], button, "sub-agent's model request", subagents=True)
     assert result.delegations[0].outcome == "cancelled"

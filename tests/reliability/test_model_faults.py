@@ -8,12 +8,11 @@ a persistent fault costs exactly ``max_retries + 1`` requests, never more.
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
-from harness import Agent, OpenAIModel, tool
+from harness import Agent, OpenAIModel, parallel, tool, tool_call
 from tests.fake_openai import (
     FakeOpenAI,
     Scripted,
@@ -42,14 +41,8 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def call(call_id: str, name: str, arguments: dict | str) -> dict:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-PLAN_REPLY = reply(tool_calls=[call("plan_1", "todo_write", {"todos": PLAN})])
-FINISH = (reply(tool_calls=[call("plan_2", "todo_write", {"todos": DONE})]),
-          reply(content="2 + 3 = 5"))
+PLAN_REPLY = reply(tool_call("todo_write", todos=PLAN, id="plan_1"))
+FINISH = (reply(tool_call("todo_write", todos=DONE, id="plan_2")), reply(content="2 + 3 = 5"))
 
 
 def run(server: FakeOpenAI, *entries: Scripted, **client_kwargs: object):
@@ -133,17 +126,18 @@ def test_fault_ends_model_error_keeping_plan_and_transcript(
 # -- odd replies: the tool layer refuses, the model reads why and recovers ------------
 
 @pytest.mark.parametrize("bad_call, says", [
-    (call("c1", "add", '{"a": 2, "b":'), "Error: arguments are not valid JSON"),
-    (call("c1", "add", '{"a": 2, "b": 3} {"a": 9}'), "Error: arguments must be one JSON object"),
-    (call("c1", "add", '{"a": "2", "b": 3}'), "Error: invalid arguments: 'a'"),
-    (call("c1", "add", "[2, 3]"), "Error: arguments must be a JSON object"),
-    (call("c1", "delete_everything", "{}"), "Error: unknown tool 'delete_everything'"),
-    (call("c1", "", "{}"), "Error: unknown tool ''"),
+    (tool_call("add", '{"a": 2, "b":', id="c1"), "Error: arguments are not valid JSON"),
+    (tool_call("add", '{"a": 2, "b": 3} {"a": 9}', id="c1"),
+     "Error: arguments must be one JSON object"),
+    (tool_call("add", a="2", b=3, id="c1"), "Error: invalid arguments: 'a'"),
+    (tool_call("add", "[2, 3]", id="c1"), "Error: arguments must be a JSON object"),
+    (tool_call("delete_everything", id="c1"), "Error: unknown tool 'delete_everything'"),
+    (tool_call("", id="c1"), "Error: unknown tool ''"),
 ], ids=["truncated", "trailing", "wrong type", "not an object", "unknown tool", "no name"])
 def test_bad_tool_call_is_answered_with_an_error_and_the_run_recovers(
         fake_openai: FakeOpenAI, bad_call: dict, says: str) -> None:
-    result = run(fake_openai, reply(tool_calls=[bad_call]),
-                 reply(tool_calls=[call("c2", "add", {"a": 2, "b": 3})]), *FINISH)
+    result = run(fake_openai, reply(bad_call), reply(tool_call("add", a=2, b=3, id="c2")),
+                 *FINISH)
     assert_recovered(result)
     refusal = result.messages[5]
     assert (refusal["role"], refusal["tool_call_id"]) == ("tool", "c1")
@@ -153,9 +147,8 @@ def test_bad_tool_call_is_answered_with_an_error_and_the_run_recovers(
 
 def test_duplicate_call_ids_run_once_and_every_call_is_answered(
         fake_openai: FakeOpenAI) -> None:
-    twice = call("dup", "add", {"a": 2, "b": 3})
-    result = run(fake_openai, reply(tool_calls=[twice, twice]), reply(tool_calls=[twice]),
-                 *FINISH)
+    twice = tool_call("add", a=2, b=3, id="dup")
+    result = run(fake_openai, reply(parallel(twice, twice)), reply(twice), *FINISH)
     assert_recovered(result)
     outputs = [m["content"] for m in result.messages if m.get("tool_call_id") == "dup"]
     assert outputs[0] == "5"
@@ -170,7 +163,10 @@ def test_duplicate_call_ids_run_once_and_every_call_is_answered(
                          ids=["dict id", "int id", "list name"])
 def test_call_with_a_non_string_id_or_name_is_refused_not_raised(
         fake_openai: FakeOpenAI, odd: dict) -> None:
-    bad = call("c1", "add", {"a": 2, "b": 3})
+    # Hand-written: the call's id or name is made a non-string below, which the builders
+    # cannot express.
+    bad = {"id": "c1", "type": "function", "function": {"name": "add",
+                                                        "arguments": '{"a": 2, "b": 3}'}}
     bad.update({k: v for k, v in odd.items() if k == "id"})
     bad["function"].update({k: v for k, v in odd.items() if k == "name"})
     result = run(fake_openai, reply(tool_calls=[bad]), *FINISH)

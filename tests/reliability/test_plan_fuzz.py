@@ -15,7 +15,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import Agent, ScriptedModel, TodoList, Tool
+from harness import Agent, ScriptedModel, TodoList, Tool, parallel, say, tool_call
 from harness.todo import PlanError
 from harness.tools import ToolArgumentError
 
@@ -107,15 +107,13 @@ def test_ten_thousand_fuzzed_updates_keep_or_replace_the_plan_exactly() -> None:
 @settings(FUZZ, max_examples=80)
 @given(WORDS, st.binary(min_size=80, max_size=240), st.booleans())
 def test_fuzzed_todo_write_calls_in_a_run_leave_the_last_valid_plan(
-        words: list[str], recipe: bytes, parallel: bool) -> None:
+        words: list[str], recipe: bytes, two_per_reply: bool) -> None:
     raws = list(Updates(words, recipe))
-    per_reply = 2 if parallel else 1
-    steps = [{"tool_calls": [
-        {"id": f"c{i + j}", "type": "function",
-         "function": {"name": "todo_write", "arguments": raw}}
-        for j, raw in enumerate(raws[i:i + per_reply])]}
-        for i in range(0, len(raws), per_reply)]
-    steps += [{"content": "done"}, {"content": "done, really"}]
+    per_reply = 2 if two_per_reply else 1
+    steps = [parallel(*(tool_call("todo_write", raw, id=f"c{i + j}")
+                        for j, raw in enumerate(raws[i:i + per_reply])))
+             for i in range(0, len(raws), per_reply)]
+    steps += [say("done"), say("done, really")]
     accepted = [expected_plan(raw) is not None for raw in raws]
     want: list[tuple[str, str]] = []  # the plan of the last update that must be accepted
     for raw, ok in zip(raws, accepted, strict=True):

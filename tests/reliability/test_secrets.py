@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, OpenAIModel, Workspace, doctor
+from harness import Agent, OpenAIModel, Workspace, doctor, tool_call
 from harness import CallLog
 from tests.fake_openai import QUICK_RETRY, FakeOpenAI, Scripted, http_error, reply, unauthorized
 
@@ -64,8 +64,8 @@ def test_error_that_echoes_the_key_never_shows_it(
         fake_openai: FakeOpenAI, key: str, fault: int, tmp_path: Path,
         caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)  # the SDK's and httpx's own logs too
-    fake_openai.add(reply(tool_calls=[{"id": "c1", "type": "function", "function": {
-        "name": "todo_write", "arguments": '{"todos": []}'}}]), *[echoing_faults(key)[fault]] * 3)
+    fake_openai.add(reply(tool_call("todo_write", todos=[], id="c1")),
+                    *[echoing_faults(key)[fault]] * 3)
     log = CallLog(tmp_path / "calls.jsonl")
     model = OpenAIModel(model="m", base_url=fake_openai.base_url, api_key=key, max_retries=1)
 
@@ -84,8 +84,7 @@ def test_completed_run_with_a_call_log_file_shows_no_key(
     monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("HARNESS_MODEL", "m")
-    fake_openai.add(reply(tool_calls=[{"id": "c1", "type": "function", "function": {
-        "name": "todo_write", "arguments": '{"todos": []}'}}]), reply(content="done"))
+    fake_openai.add(reply(tool_call("todo_write", todos=[], id="c1")), reply(content="done"))
     log = CallLog(tmp_path / "calls.jsonl")
     model = OpenAIModel()
 
@@ -102,9 +101,8 @@ def test_a_shell_tool_cannot_read_the_key_from_the_environment(
         fake_openai: FakeOpenAI, key: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", key)
-    fake_openai.add(reply(tool_calls=[{"id": "c1", "type": "function", "function": {
-        "name": "run_shell", "arguments": json.dumps({"command": "env; echo $OPENAI_API_KEY"})}}]),
-        reply(content="done"))
+    fake_openai.add(reply(tool_call("run_shell", command="env; echo $OPENAI_API_KEY", id="c1")),
+                    reply(content="done"))
     log = CallLog(tmp_path / "calls.jsonl")
     model = OpenAIModel(model="m", base_url=fake_openai.base_url)  # key from the environment
 

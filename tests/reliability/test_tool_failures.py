@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness import Agent, ScriptedModel, ToolResult, tool
+from harness import Agent, ScriptedModel, ToolResult, say, tool, tool_call
 
 DEEP = '{"todos": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
@@ -47,10 +47,7 @@ def test_misbehaving_tool_fails_its_call_and_the_run_goes_on(kind: str) -> None:
         """Misbehave in one way."""
         return behaviour(kind)
 
-    model = ScriptedModel([
-        {"tool_calls": [{"id": "c1", "type": "function",
-                         "function": {"name": "misbehave", "arguments": "{}"}}]},
-        {"content": "carried on"}])
+    model = ScriptedModel([tool_call("misbehave", id="c1"), say("carried on")])
     result = Agent(model, [misbehave]).run("go")
     assert (result.outcome, result.final) == ("completed", "carried on")
     assert isinstance(result.messages[3]["content"], str)
@@ -64,12 +61,8 @@ def test_deeply_nested_arguments_are_refused_not_raised(name: str) -> None:
         return a + b
 
     plan = '{"todos": [{"content": "Keep me", "status": "in_progress"}]}'
-    model = ScriptedModel([
-        {"tool_calls": [{"id": "p1", "type": "function",
-                         "function": {"name": "todo_write", "arguments": plan}}]},
-        {"tool_calls": [{"id": "c1", "type": "function",
-                         "function": {"name": name, "arguments": DEEP}}]},
-        {"content": "done"}, {"content": "done"}])
+    model = ScriptedModel([tool_call("todo_write", plan, id="p1"), tool_call(name, DEEP, id="c1"),
+                           say("done"), say("done")])
     result = Agent(model, [add], planning=True).run("go")
     assert result.messages[5]["content"].startswith("Error:")
     assert [(i.content, i.status) for i in result.plan] == [("Keep me", "in_progress")]

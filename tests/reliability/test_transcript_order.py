@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import OUTCOMES, Agent, Hooks, Permissions, ScriptedModel, tool
+from harness import (OUTCOMES, Agent, Hooks, Permissions, ScriptedModel, parallel, say, tool,
+                     tool_call)
 
 from .transcript import assert_valid_transcript
 
@@ -53,22 +54,18 @@ def boom() -> str:
     raise RuntimeError("disk on fire")
 
 
-def call(call_id: str, name: str, arguments: str) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 # -- hypothesis: scripts ----------------------------------------------------------------
 
 CALL_IDS = st.sampled_from(["dup", "c1", "c2"]) | st.uuids().map(lambda u: u.hex[:8])
 ARGS = st.text(max_size=20) | st.sampled_from(['{"a": 1, "b": 2}', '{"a": 1}', "{}", "[1]"])
-LEAF_CALL = st.one_of(
-    st.builds(call, CALL_IDS, st.just("add"), ARGS),
-    st.builds(call, CALL_IDS, st.just("echo"), st.text(max_size=30).map(
-        lambda t: json.dumps({"text": t}))),
-    st.builds(call, CALL_IDS, st.just("boom"), st.just("{}")),
-    st.builds(call, CALL_IDS, st.sampled_from(["grant_admin", "todo_read", "", "add "]),
-              st.just("{}")),
-    st.builds(call, CALL_IDS, st.just("todo_write"), st.sampled_from(VALID_PLANS + INVALID_PLANS)),
+LEAF_CALL = st.one_of(  # one call, as a reply of its own (`parallel` joins them)
+    st.builds(tool_call, st.just("add"), ARGS, id=CALL_IDS),
+    st.builds(tool_call, st.just("echo"), st.text(max_size=30).map(
+        lambda t: json.dumps({"text": t})), id=CALL_IDS),
+    st.builds(tool_call, st.just("boom"), id=CALL_IDS),
+    st.builds(tool_call, st.sampled_from(["grant_admin", "todo_read", "", "add "]), id=CALL_IDS),
+    st.builds(tool_call, st.just("todo_write"), st.sampled_from(VALID_PLANS + INVALID_PLANS),
+              id=CALL_IDS),
 )
 TEXT = st.text(min_size=1, max_size=30)
 
@@ -77,24 +74,25 @@ TEXT = st.text(min_size=1, max_size=30)
 def replies(draw: st.DrawFn, depth: int = 0) -> list[dict]:
     """One assistant reply, followed by the replies of any sub-agent it starts."""
     if draw(st.integers(0, 3)) == 0:  # an answer, sometimes twice (after a push back)
-        return [{"content": draw(TEXT)} for _ in range(draw(st.integers(1, 2)))]
+        return [say(draw(TEXT)) for _ in range(draw(st.integers(1, 2)))]
     calls, spliced = [], []
     for _ in range(draw(st.integers(1, 4))):
         if depth == 0 and draw(st.integers(0, 5)) == 0:
-            calls.append(call(draw(CALL_IDS), "delegate_task",
-                              json.dumps({"task": draw(st.text(max_size=20))})))
+            task = json.dumps({"task": draw(st.text(max_size=20))})
+            calls.append(tool_call("delegate_task", task, id=draw(CALL_IDS)))
             for _ in range(draw(st.integers(0, 3))):  # the child's own replies
                 spliced += draw(replies(depth=1))
         else:
             calls.append(draw(LEAF_CALL))
     content = draw(st.none() | TEXT)
-    return [{"content": content, "tool_calls": calls}, *spliced]
+    reply = parallel(*calls) if content is None else parallel(say(content), *calls)
+    return [reply, *spliced]
 
 
 @st.composite
 def scripts(draw: st.DrawFn) -> list[dict]:
     """Often a plan with an open item first, so final answers meet the stop gate."""
-    opening = [{"content": None, "tool_calls": [call("p0", "todo_write", VALID_PLANS[0])]}]
+    opening = [tool_call("todo_write", VALID_PLANS[0], id="p0")]
     steps = [step for _ in range(draw(st.integers(1, 8))) for step in draw(replies())]
     return (opening if draw(st.booleans()) else []) + steps
 
@@ -135,10 +133,6 @@ def test_random_scripts_end_in_a_named_outcome_with_every_call_answered(
 
 # -- stopping mid-round ---------------------------------------------------------------
 
-def parallel(*names: str, args: str = "{}") -> dict:
-    return {"content": None, "tool_calls": [call(f"c{i}", n, args) for i, n in enumerate(names)]}
-
-
 def test_cancel_mid_round_answers_the_rest_and_adds_no_reminder() -> None:
     cancel = threading.Event()
 
@@ -148,7 +142,8 @@ def test_cancel_mid_round_answers_the_rest_and_adds_no_reminder() -> None:
         cancel.set()
         return "stopping"
 
-    script = [parallel("press_stop", "boom", "boom"), {"content": "never"}]
+    script = [parallel(tool_call("press_stop", id="c0"), tool_call("boom", id="c1"),
+                       tool_call("boom", id="c2")), say("never")]
     result = Agent(ScriptedModel(script), [press_stop, boom], planning=True,
                    reminder_after=1).run("go", cancel=cancel)
     assert result.outcome == "cancelled"
@@ -163,15 +158,15 @@ def test_time_limit_mid_round_answers_the_rest_with_not_run() -> None:
         time.sleep(0.1)
         return "slow"
 
-    result = Agent(ScriptedModel([parallel("slow", "slow", "slow")]), [slow],
-                   max_seconds=0.05).run("go")
+    script = [parallel(*(tool_call("slow", id=f"c{i}") for i in range(3)))]
+    result = Agent(ScriptedModel(script), [slow], max_seconds=0.05).run("go")
     assert result.outcome == "time_limit"
     assert [m["content"] for m in result.messages[3:]] == [
         "slow", "Not run: the run stopped (time_limit).", "Not run: the run stopped (time_limit)."]
 
 
 def test_turn_limit_after_a_round_with_a_reminder_keeps_the_reminder_last() -> None:
-    script = [parallel("boom"), parallel("boom")]
+    script = [tool_call("boom", id="c0"), tool_call("boom", id="c0")]
     result = Agent(ScriptedModel(script), [boom], planning=True, reminder_after=2,
                    max_turns=2).run("go")
     assert result.outcome == "turn_limit"
@@ -180,9 +175,9 @@ def test_turn_limit_after_a_round_with_a_reminder_keeps_the_reminder_last() -> N
 
 
 def test_turn_limit_inside_a_subagent_returns_its_partial_answer_to_the_parent() -> None:
-    script = [parallel("delegate_task", args='{"task": "count"}'),
-              {"content": "working on it", "tool_calls": [call("s1", "add", '{"a": 1, "b": 1}')]},
-              {"content": "gave up"}]
+    script = [tool_call("delegate_task", task="count", id="c0"),
+              parallel(say("working on it"), tool_call("add", a=1, b=1, id="s1")),
+              say("gave up")]
     result = Agent(ScriptedModel(script), [add], subagents=True, subagent_tools=("add",),
                    subagent_max_turns=1).run("go")
     assert result.delegations[0].outcome == "turn_limit"
@@ -199,10 +194,9 @@ def interrupted() -> str:
 
 
 def test_keyboard_interrupt_in_a_tool_leaves_a_usable_cancelled_result() -> None:
-    round_ = {"content": None, "tool_calls": [call("c0", "add", '{"a": 1, "b": 2}'),
-                                              call("c1", "interrupted", "{}"),
-                                              call("c2", "boom", "{}")]}
-    agent = Agent(ScriptedModel([round_, {"content": "again"}]), [add, interrupted, boom],
+    round_ = parallel(tool_call("add", a=1, b=2, id="c0"), tool_call("interrupted", id="c1"),
+                      tool_call("boom", id="c2"))
+    agent = Agent(ScriptedModel([round_, say("again")]), [add, interrupted, boom],
                   planning=True)
     result = agent.run("go")
     assert (result.outcome, result.error) == ("cancelled", "interrupted (KeyboardInterrupt)")
@@ -212,8 +206,8 @@ def test_keyboard_interrupt_in_a_tool_leaves_a_usable_cancelled_result() -> None
 
 
 def test_keyboard_interrupt_in_a_subagent_tool_cancels_the_whole_run() -> None:
-    script = [parallel("delegate_task", args='{"task": "t"}'), parallel("interrupted"),
-              {"content": "the parent carried on"}]
+    script = [tool_call("delegate_task", task="t", id="c0"), tool_call("interrupted", id="c0"),
+              say("the parent carried on")]
     result = Agent(ScriptedModel(script), [interrupted], subagents=True,
                    subagent_tools=("interrupted",)).run("go")
     assert (result.outcome, result.final) == ("cancelled", None)
@@ -226,12 +220,11 @@ def test_keyboard_interrupt_in_a_subagent_tool_cancels_the_whole_run() -> None:
 @pytest.mark.parametrize("messages, problem", [
     ([{"role": "user", "content": "x"}, {"role": "user", "content": "y"}], "system message"),
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
-      {"role": "assistant", "content": None, "tool_calls": [call("a", "f", "{}")]},
+      tool_call("f", id="a"),
       {"role": "user", "content": "<reminder>"},
       {"role": "tool", "tool_call_id": "a", "content": "r"}], "lands between"),
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
-      {"role": "assistant", "content": None,
-       "tool_calls": [call("a", "f", "{}"), call("b", "f", "{}")]},
+      parallel(tool_call("f", id="a"), tool_call("f", id="b")),
       {"role": "tool", "tool_call_id": "b", "content": "r"},
       {"role": "tool", "tool_call_id": "a", "content": "r"}], "expected 'a'"),
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
@@ -239,10 +232,10 @@ def test_keyboard_interrupt_in_a_subagent_tool_cancels_the_whole_run() -> None:
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
       {"role": "developer", "content": "x"}], "role 'developer'"),
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
-      {"role": "assistant", "content": None, "tool_calls": [call("a", "f", "{}")]}],
-     "unanswered"),
+      tool_call("f", id="a")], "unanswered"),
     ([{"role": "system", "content": ""}, {"role": "user", "content": "x"},
-      {"role": "assistant", "content": None}], "needs string content"),
+      {"role": "assistant", "content": None}],  # hand-written: no text and no call, broken
+     "needs string content"),
 ])
 def test_checker_rejects_a_broken_transcript(messages: list[dict], problem: str) -> None:
     with pytest.raises(AssertionError, match=problem):
