@@ -20,6 +20,7 @@ Exits 0 either way and prints PASS or FAIL.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -27,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fake_openai
 
-from harness import Agent, OpenAIModel  # noqa: E402
-from harness.panel import PlanPanel  # noqa: E402
-from tests.fake_openai import FakeOpenAI, reply  # noqa: E402
+from harness import Agent, OpenAIModel
+from harness.panel import PlanPanel
+from tests.fake_openai import FakeOpenAI, reply
 
 WINDOW, WARM_UP = 200, 20
 MAX_RATIO = 1.2
@@ -51,7 +52,7 @@ def run(chunks: int) -> tuple[list[float], int, float]:
         result = Agent(model, observers=[panel, stamp]).run("Count")
     if result.outcome != "completed" or len(stamps) != chunks:
         raise RuntimeError(f"the run went wrong: {result!r}, {len(stamps)} chunks")
-    gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
     return gaps, panel.throttle.draws, stamps[-1] - stamps[0]
 
 

@@ -26,6 +26,7 @@ from collections import deque
 from typing import Any
 
 from .events import Event, format_event, plural, short, tokens
+from .streaming import LiveReply
 from .todo import MARKERS, TodoItem, progress, render
 
 __all__ = ["LiveReply", "PanelState", "PlanPanel", "format_event"]  # noqa: F822 (PlanPanel: __getattr__)
@@ -59,58 +60,6 @@ def log_line(event: Event) -> str | None:
             else wanted
         return "  " * event.depth + f"⇣ forcing {wanted} refused by the server: sent {event.sent!r}"
     return format_event(event)
-
-
-class LiveReply:
-    """The reply a model is writing now, from its ``model_delta`` events.
-
-    Pieces are only appended (cheap, however long the reply); the tails shown are
-    joined when the panel is drawn, a few times a second.
-    """
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.call: str | None = None
-        self.args: list[str] = []
-        self.stopped = False  # the run ended while this reply was being written
-
-    def empty(self) -> bool:
-        return not (self.text or self.reasoning or self.call)
-
-    def add(self, kind: str, data: dict) -> None:
-        if kind == "text":
-            self.text.append(data["text"])
-        elif kind == "reasoning":
-            self.reasoning.append(data["text"])
-        elif kind == "tool_call":
-            if data.get("name") and data["name"] != self.call:
-                self.call, self.args = data["name"], []
-            self.args.append(data["text"])
-
-    def lines(self) -> list[tuple[str, str]]:
-        """Labelled tails: the reasoning while no answer comes, the answer, the call."""
-        lines = []
-        if self.reasoning and not self.text and self.call is None:
-            lines.append(("Thinking", "…" + _tail(self.reasoning, 160)))
-        if self.text:
-            label = "Answer so far" + (" (stopped)" if self.stopped else "")
-            lines.append((label, _tail(self.text, 400)))
-        if self.call is not None:
-            lines.append(("Writing", f"{self.call}({_tail(self.args, 80)}"))
-        return lines
-
-
-def _tail(pieces: list[str], limit: int) -> str:
-    """The last ``limit`` characters of the joined pieces, joining only what is needed."""
-    taken, size = [], 0
-    for piece in reversed(pieces):
-        taken.append(piece)
-        size += len(piece)
-        if size >= limit:
-            break
-    text = "".join(reversed(taken))
-    return text if len(text) <= limit else "…" + text[-limit:]
 
 
 class PanelState:

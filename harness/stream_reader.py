@@ -37,6 +37,7 @@ class StreamReader:
         self.items: queue.SimpleQueue = queue.SimpleQueue()
         self.stream: Any = None
         self.stopped = threading.Event()
+        self.finished = False  # read to the end: the connection may go back to the pool
         threading.Thread(target=self._read, args=(open_stream,), daemon=True,
                          name="harness-stream").start()
 
@@ -56,8 +57,14 @@ class StreamReader:
             yield item
 
     def stop(self) -> None:
-        """Stop reading and shut the connection now, even while a read is waiting."""
+        """Stop reading and shut the connection now, even while a read is waiting.
+
+        A stream read to its end is left alone: its connection is kept for the next
+        request (shutting it down would break that request).
+        """
         self.stopped.set()
+        if self.finished:
+            return
         network = getattr(getattr(self.stream, "response", None), "extensions", {}) \
             .get("network_stream")
         sock = network.get_extra_info("socket") if network is not None else None
@@ -80,6 +87,7 @@ class StreamReader:
                     if self.stopped.is_set():
                         break
                     self.items.put(as_dict(chunk))
+            self.finished = not self.stopped.is_set()
             self.items.put(self._END)
         except BaseException as exc:  # handed to the caller's thread
             self.items.put(exc)

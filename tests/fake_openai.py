@@ -112,6 +112,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any  # the parsed JSON, or the raw text when it was not JSON
+    client: tuple[str, int] | None = None  # the client's address and port
 
 
 def reply(
@@ -337,7 +338,7 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw
             headers = {k.lower(): v for k, v in self.headers.items()}
-            recorded = Recorded("POST", self.path, headers, body)
+            recorded = Recorded("POST", self.path, headers, body, self.client_address)
             if self.path.rstrip("/") != "/v1/chat/completions":
                 with server._lock:
                     server.requests.append(recorded)

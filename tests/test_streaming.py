@@ -16,6 +16,7 @@ import pytest
 
 from harness import Agent, Event, OpenAIModel, tool
 from harness.panel import PanelState
+from harness.stream_reader import StreamReader
 from tests.fake_openai import FakeOpenAI, reply, streamed
 
 pytest_plugins = ("tests.fake_openai",)
@@ -254,3 +255,41 @@ def test_a_silent_stream_is_closed_within_100_ms_of_the_stop(stop: str) -> None:
     assert closed - (started + 0.4) <= 0.1
     wait_for(lambda: model.partial is not None)
     assert model.partial.content == "word0 word1 word2 "  # the role, 3 words, then silence
+
+
+def test_a_stream_read_to_its_end_is_not_shut_down_so_its_connection_can_be_reused() -> None:
+    """stop() shuts the socket only of a stream still being read: a finished one may go
+    back to the connection pool, and shutting it would break the next request."""
+    class Socket:
+        shut = False
+
+        def shutdown(self, how: int) -> None:
+            self.shut = True
+
+    class Network:
+        def __init__(self, sock: Socket) -> None:
+            self.sock = sock
+
+        def get_extra_info(self, name: str) -> Socket:
+            return self.sock
+
+    class Stream(list):
+        def __init__(self, chunks: list, sock: Socket) -> None:
+            super().__init__(chunks)
+            self.response = type("Response", (), {"headers": {}, "extensions": {
+                "network_stream": Network(sock)}})()
+
+        def close(self) -> None:
+            pass
+
+    finished, cut = Socket(), Socket()
+    reader = StreamReader(lambda: Stream([{"choices": []}], finished))
+    list(reader.chunks(lambda *a, **k: None))
+    reader.stop()
+    blocked = threading.Event()
+    stuck = StreamReader(lambda: Stream([{"choices": []}], cut) if blocked.wait(5) else None)
+    stuck.stream = Stream([], cut)  # as if connected and waiting for the next chunk
+    stuck.stop()
+    blocked.set()
+
+    assert (finished.shut, cut.shut) == (False, True)
