@@ -120,11 +120,13 @@ class ScriptedModel:
         self._sizer = PromptSizer()
 
     @classmethod
-    def from_run(cls, run: Any) -> ScriptedModel:
+    def from_run(cls, run: Any, *, stream: bool = False, delay: float = 0.0,
+                 words: int = 1) -> ScriptedModel:
         """Replay a recorded run: its model replies, in request order, sub-agents included.
 
         ``run`` is a `RunResult` or the path of one saved with ``RunResult.save``.
-        The tools run again for real when the replayed model calls them.
+        The tools run again for real when the replayed model calls them. With
+        ``stream=True`` (and a ``delay``) the replies are streamed as they were live.
         """
         if isinstance(run, (str, Path)):
             events = json.loads(Path(run).read_text(encoding="utf-8"))["events"]
@@ -139,7 +141,7 @@ class ScriptedModel:
                 if event.get("finish_reason"):  # a cut-off answer replays cut off
                     step["finish_reason"] = event["finish_reason"]
                 steps.append(step)
-        return cls(steps)
+        return cls(steps, stream=stream, delay=delay, words=words)
 
     @property
     def requests(self) -> list[dict]:

@@ -300,3 +300,17 @@ def test_a_reply_without_a_finish_reason_ends_as_a_server_would():
 def test_a_negative_delay_is_refused():
     with pytest.raises(ValueError, match="delay"):
         ScriptedModel([say("hi")], stream=True, delay=-1)
+
+
+def test_a_replay_can_stream_the_recorded_replies_slowly():
+    import time
+
+    recorded = Agent(ScriptedModel([tool_call("add", a=2, b=3), say("It is 5.")]), [add]).run(
+        "2 + 3?")
+    seen, started = [], time.monotonic()
+    replay = Agent(ScriptedModel.from_run(recorded, stream=True, delay=0.02), [add],
+                   observers=[lambda e: seen.append(e.text) if e.type == "model_delta" else None]
+                   ).run("2 + 3?")
+    assert (replay.outcome, replay.final) == ("completed", "It is 5.")
+    assert "".join(seen) == '{"a": 2, "b": 3}It is 5.'
+    assert time.monotonic() - started >= 0.02 * len(seen)
