@@ -22,10 +22,9 @@ from collections.abc import Callable
 from .agent import Agent
 from .approval import ask_on_stdin
 from .doctor import doctor
-from .events import Event
+from .events import Event, escape, format_event
 from .hooks import Permissions
 from .openai_model import OpenAIModel
-from .panel import log_line
 from .result import RunResult
 from .scripted import ScriptedModel, say, tool_call
 from .todo import TodoItem, progress, render
@@ -81,15 +80,16 @@ def print_event(event: Event, out: Callable[[str], None] = print) -> None:
     if event.type == "run_start":
         out(f"{pad}task: {event.task}")
     elif event.type == "tool_call" and event.tool_name != "todo_write":
-        out(f"{pad}-> {event.tool_name}({json.dumps(event.arguments, ensure_ascii=False)[:120]})")
+        call = f"{event.tool_name}({json.dumps(event.arguments, ensure_ascii=False)[:120]})"
+        out(f"{pad}-> {escape(call)}")  # the model's text is shown, never obeyed by the terminal
     elif event.type == "plan_update":
         items = [TodoItem(**t) for t in event.todos]
         out(f"{pad}plan ({progress(items)}):")
-        out("\n".join(f"{pad}  {line}" for line in render(items).splitlines()))
+        out("\n".join(f"{pad}  {escape(line)}" for line in render(items).splitlines()))
     elif event.type == "tool_result" and event.tool_name == "todo_write" and event.ok:
         return  # the plan was just printed in full
     elif event.type != "run_end":
-        line = log_line(event)
+        line = format_event(event)
         if line:
             out(line)
 
@@ -118,7 +118,7 @@ class StreamPrinter:
             self.end_line()
             self.write("  " * event.depth + ("thinking: " if kind == "reasoning" else "model: "))
             self.open = kind
-        self.write(event.data["text"])
+        self.write(escape(event.data["text"], lines=True))
         self.answered = self.answered or kind == "text"
 
     def end_line(self) -> None:
@@ -134,7 +134,7 @@ def _write(text: str) -> None:
 
 def _report(result: RunResult, *, streamed: bool = False) -> None:
     if not streamed:  # a streamed answer has just been printed as it was written
-        print(f"\nanswer:\n{result.final}" if result.final else "\n(no answer)")
+        print(f"\nanswer:\n{escape(result.final, lines=True)}" if result.final else "\n(no answer)")
     usage = result.usage
     est = " (estimated)" if usage["estimated"] else ""
     print(f"\noutcome: {result.outcome} after {result.turns} model requests; "

@@ -78,11 +78,13 @@ HIDDEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, formats, separa
 VISIBLE_FORMATS = {"\u200d"}  # ...except the joiner inside emoji (👩‍💻), which is harmless
 
 
-def escape(text: str) -> str:
+def escape(text: str, *, lines: bool = False) -> str:
     """``text`` with every invisible or reordering character written as ``\\uXXXX``: an
-    escape sequence cannot rewrite a terminal, a bidi control cannot reorder what you read."""
+    escape sequence cannot rewrite a terminal, a bidi control cannot reorder what you read.
+    With ``lines=True`` newlines and tabs stay as they are (a streamed answer, a plan)."""
+    kept = "\n\t" if lines else ""
     return "".join(_escaped(c) if unicodedata.category(c) in HIDDEN
-                   and c not in VISIBLE_FORMATS else c for c in text)
+                   and c not in VISIBLE_FORMATS and c not in kept else c for c in text)
 
 
 def _escaped(c: str) -> str:
@@ -137,6 +139,15 @@ def format_event(event: Event) -> str | None:
     elif kind == "subagent_end":
         line = (f"↳ {d['child_id']} {d['outcome']}: {plural(d['tool_calls'], 'tool call')}, "
                 f"{tokens(d['usage'])} tokens")
+    elif kind == "answer_refused":
+        line = f"↩ answer refused by a stop hook: {short(d['reason'])}"
+    elif kind == "tool_choice_fallback":
+        wanted = d["requested"]
+        if isinstance(wanted, dict):
+            wanted = (wanted.get("function") or {}).get("name")
+        line = f"⇣ forcing {wanted} refused by the server: sent {d['sent']!r}"
+    elif kind == "model_partial":
+        line = f"… stopped mid-reply: {short(d['text'] or d['reasoning'] or d['call'])}"
     elif kind == "approval_request":
         line = f"? waiting for approval: {d['tool_name']}"
     elif kind == "approval_result":

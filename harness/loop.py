@@ -30,6 +30,7 @@ from .events import TRANSIENT, Event, notify
 from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, Transcript, ask, copy_message
 from .result import RunOver, RunResult, usage_of
+from .streaming import LiveReply
 from .subagent import INTERRUPTED, Child, Delegation
 
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ class Run:
     def __init__(self, agent: Agent, control: RunControl, *, depth: int = 0, sink: Any = None,
                  plan_first: bool = False, call_log: CallLog | None = None) -> None:
         self.agent, self.control, self.depth = agent, control, depth
-        self.agent_id = agent.agent_id
-        self.messages: list[dict] = Transcript()
-        self.events: list[Event] = []
+        self.agent_id, self.messages, self.events = agent.agent_id, Transcript(), []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
         self.mechanisms = agent.mechanisms(self.run_child, plan_first=plan_first, depth=depth)
@@ -96,19 +95,21 @@ class Run:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
         self.emit("model_request", turn=self.control.turns, n_messages=len(self.messages),
                   tool_choice=choice)
-        report = partial(self.control.relay, self.report)  # streamed text, a fallback
+        report, self.live = partial(self.control.relay, self.report), LiveReply()
         try:
             reply = self.control.wait(
                 lambda: ask(self.agent.model, self.messages, self.schemas, choice, report))
-        except (RunOver, KeyboardInterrupt):
+        except ModelError as exc:  # a failed request, a model object that raised or exited
+            raise RunOver("model_error", error=str(exc)) from None
+        except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
+            if not self.live.empty():
+                self.emit("model_partial", **self.live.so_far())
             raise
-        except BaseException as exc:  # a failed request, a model object that raised or exited
-            error = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
-            raise RunOver("model_error", error=error) from None
         self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
         message = reply.message()
         self.emit("model_reply", message=copy_message(message), usage=reply.usage,
-                  finish_reason=reply.finish_reason)
+                  finish_reason=reply.finish_reason, reasoning=reply.reasoning,
+                  refusal=reply.refusal)
         self.messages.append(message)
         return reply
 
@@ -145,7 +146,6 @@ class Run:
         raise RunOver("completed", final=text)
 
     # -- what the loop does for the steps above ------------------------------------------
-
     def tool_message(self, call: dict, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
@@ -167,8 +167,7 @@ class Run:
     def emit(self, type_: str, **data: Any) -> str | None:
         """Record an event, show it to observers, run its hooks; return a hook's "no"."""
         event = Event(type_, self.agent_id, self.depth, data)
-        self.events.append(event)
-        self.sink(event)
+        self.forward(event)
         answer, errors = self.agent.hooks.fire(event)
         for hook, error in errors:  # a broken hook is reported; the run goes on
             warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
@@ -178,12 +177,13 @@ class Run:
     def report(self, type_: str, **data: Any) -> None:
         """What a model tells while it answers: streamed text (for observers only), a fallback."""
         if type_ in TRANSIENT:
-            self.sink(Event(type_, self.agent_id, self.depth, data))
+            self.live.add(data.get("kind", ""), data)
+            self.forward(Event(type_, self.agent_id, self.depth, data))
         else:
             self.emit(type_, **data)
 
     def forward(self, event: Event) -> None:
-        """A sub-agent's events join this run's list, and reach its observers."""
+        """An event (a sub-agent's too) joins this run's list and reaches its observers."""
         if event.type not in TRANSIENT:
             self.events.append(event)
         self.sink(event)

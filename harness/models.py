@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .result import RunOver
 from .wire import ECHOED, echoed, read_usage, reasoning_fields, split_content
 
 Message = dict[str, Any]
@@ -78,7 +79,21 @@ _TAKES_REPORT: dict[type, bool] = {}
 
 def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
         report: Report) -> ModelReply:
-    """``model.complete(...)``, with ``report`` for a model whose ``complete`` takes it."""
+    """``model.complete(...)``, with ``report`` for a model whose ``complete`` takes it.
+
+    Whatever a model object raises or exits with becomes a `ModelError` saying so; only
+    a stop (`RunOver`: cancel, time; KeyboardInterrupt) passes through as it is.
+    """
+    try:
+        return _complete(model, messages, tools, tool_choice, report)
+    except (ModelError, RunOver, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise ModelError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _complete(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
+              report: Report) -> ModelReply:
     kind = type(model)
     if kind not in _TAKES_REPORT:
         try:

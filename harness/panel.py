@@ -52,16 +52,6 @@ UNLOGGED = frozenset({"model_request", "model_reply", "tool_call", "plan_update"
 # (events the log never shows: format_event has no line for them; skipping it is faster)
 
 
-def log_line(event: Event) -> str | None:
-    """`format_event`'s line, and the panel's own for a tool_choice fallback."""
-    if event.type == "tool_choice_fallback":
-        wanted = event.requested
-        wanted = (wanted.get("function") or {}).get("name") if isinstance(wanted, dict) \
-            else wanted
-        return "  " * event.depth + f"⇣ forcing {wanted} refused by the server: sent {event.sent!r}"
-    return format_event(event)
-
-
 class PanelState:
     """What the panel shows, built from events alone. Deterministic text, no widgets."""
 
@@ -101,7 +91,7 @@ class PanelState:
         if kind in ("model_request", "model_reply") and not self.live.empty():
             self.live = LiveReply()  # a new reply starts; or the whole one has arrived
         if kind not in UNLOGGED:
-            line = log_line(event)
+            line = format_event(event)
             if line:
                 self.log.append(line)
         if kind in STEPS:

@@ -211,6 +211,11 @@ class LiveReply:
     def empty(self) -> bool:
         return not (self.text or self.reasoning or self.call)
 
+    def so_far(self) -> dict:
+        """What came before the reply was stopped (the ``model_partial`` event)."""
+        return {"text": "".join(self.text), "reasoning": "".join(self.reasoning),
+                "call": self.call, "arguments": "".join(self.args)}
+
     def add(self, kind: str, data: dict) -> None:
         if kind == "text":
             self.text.append(data["text"])

@@ -293,3 +293,19 @@ def test_a_stream_read_to_its_end_is_not_shut_down_so_its_connection_can_be_reus
     blocked.set()
 
     assert (finished.shut, cut.shut) == (False, True)
+
+
+def test_what_was_streamed_before_a_stop_is_kept_in_the_runs_events() -> None:
+    from harness.scripted import ScriptedModel, say
+
+    cancel = threading.Event()
+    _, watch = press_after(5, cancel)
+    model = ScriptedModel([say(LONG)], stream=True, delay=0.01)
+    result = Agent(model, observers=[watch]).run("Count", cancel=cancel)
+
+    assert result.outcome == "cancelled"
+    partial = [e for e in result.events if e.type == "model_partial"]
+    assert len(partial) == 1, [e.type for e in result.events]
+    assert partial[0].text.startswith("word0 word1 word2 word3 word4")
+    assert LONG.startswith(partial[0].text) and partial[0].text != LONG
+    assert not any(e.type == "model_delta" for e in result.events)  # deltas are never stored

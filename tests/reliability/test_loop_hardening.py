@@ -150,3 +150,20 @@ def test_the_event_log_line_shows_control_and_bidi_characters_escaped():
     line = format_event(event)
     assert "\u202e" not in line and "\x1b" not in line
     assert "\\u202e" in line and "\\u001b" in line
+
+
+def test_the_terminal_shows_a_models_calls_and_streamed_answer_escaped():
+    from harness.__main__ import StreamPrinter
+    from harness.events import Event
+
+    hostile = "ok\x1b[2J\x1b]0;pwned\x07 \u202etxt.exe"
+    written: list[str] = []
+    printer = StreamPrinter(written.append)
+    printer(Event("run_start", data={"task": "t"}))
+    printer(Event("tool_call", data={"tool_name": "read_file", "call_id": "c",
+                                     "arguments": {"path": hostile}}))
+    printer(Event("model_delta", data={"kind": "text", "text": f"line one\n{hostile}"}))
+    out = "".join(written)
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert out.count("\\u001b") == 4 and out.count("\\u202e") == 2
+    assert "model: line one\nok" in out  # a streamed answer keeps its newlines
