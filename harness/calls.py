@@ -37,6 +37,7 @@ from typing import Any
 from .calllog import CallLog
 from .control import RunControl
 from .hooks import Permissions
+from .models import ModelReply
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
 Emit = Callable[..., "str | None"]
@@ -72,6 +73,19 @@ class CallPath:
         self.tools, self.permissions, self.emit, self.control = tools, permissions, emit, control
         self.agent_id, self.per_reply, self.log = agent_id, per_reply, log
         self.used_ids: set[str] = set()
+
+    def unique_ids(self, reply: ModelReply) -> ModelReply:
+        """Rename an id the harness made up (``call_3_0``) if the model used it already:
+        only an id the model itself reused is refused as a duplicate."""
+        taken = self.used_ids | {c["id"] for i, c in enumerate(reply.tool_calls)
+                                 if i not in reply.made_ids}
+        for i in reply.made_ids:
+            call, n = reply.tool_calls[i], 1
+            base = call["id"]
+            while call["id"] in taken:
+                call["id"], n = f"{base}_{n}", n + 1
+            taken.add(call["id"])
+        return reply
 
     def run(self, call: dict, position: int = 0) -> Call:
         """Take one call (wire format; ``position`` in its reply) down the path."""

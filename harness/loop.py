@@ -106,7 +106,7 @@ class Run:
                 self.emit("model_partial", **self.live.so_far())
             raise
         self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
-        message = reply.message()
+        message = self.calls.unique_ids(reply).message()
         self.emit("model_reply", message=copy_message(message), usage=reply.usage,
                   finish_reason=reply.finish_reason, reasoning=reply.reasoning,
                   refusal=reply.refusal)

@@ -39,7 +39,8 @@ class ModelReply:
 
     ``finish_reason`` is the provider's (``"stop"``, ``"tool_calls"``, ``"length"``: cut
     off, ...); ``refusal`` is set when the model declined. ``extra`` holds provider fields
-    that must go back with the message (DeepSeek's ``reasoning_content``).
+    that must go back with the message (DeepSeek's ``reasoning_content``). ``made_ids``
+    lists the calls whose id the harness made up, because the model sent none.
     """
 
     content: str | None
@@ -49,6 +50,7 @@ class ModelReply:
     refusal: str | None = None
     reasoning: str | None = None
     extra: dict = field(default_factory=dict)
+    made_ids: tuple[int, ...] = ()
 
     def message(self) -> Message:
         """The assistant message exactly as it goes into the transcript."""
@@ -138,8 +140,10 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
         completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
         report = {"prompt_tokens": estimate, "completion_tokens": completion,
                   "total_tokens": estimate + completion, "estimated": True}
+    made = tuple(i for i, call in enumerate(message.get("tool_calls") or [])
+                 if not (isinstance(call, dict) and call.get("id")))
     return ModelReply(content, calls, report, finish_reason, refusal or None, reasoning,
-                      {} if plain else echoed(message))
+                      {} if plain else echoed(message), made)
 
 
 def _wire_call(call: Any, index: int, id_prefix: str) -> dict:

@@ -167,3 +167,35 @@ def test_the_terminal_shows_a_models_calls_and_streamed_answer_escaped():
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert out.count("\\u001b") == 4 and out.count("\\u202e") == 2
     assert "model: line one\nok" in out  # a streamed answer keeps its newlines
+
+
+def test_an_id_the_harness_makes_up_never_collides_with_one_the_model_sent():
+    # The model names its first call "call_2_0", the id the harness would give the
+    # second reply's call that has none; and a reply mixes a made-up id with its own.
+    @tool
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    def call(text: str, call_id: str | None = None) -> dict:
+        wire = {"type": "function", "function": {"name": "echo",
+                                                 "arguments": json.dumps({"text": text})}}
+        return {**wire, "id": call_id} if call_id else wire
+
+    model = ScriptedModel([
+        {"role": "assistant", "content": None, "tool_calls": [call("one", "call_2_0")]},
+        {"role": "assistant", "content": None, "tool_calls": [call("two")]},
+        {"role": "assistant", "content": None,
+         "tool_calls": [call("three"), call("four", "call_3_0")]},
+        {"role": "assistant", "content": "done"},
+    ])
+    result = Agent(model, [echo]).run("echo")
+    outputs = [(e.call_id, e.output, e.ok) for e in result.events if e.type == "tool_result"]
+    assert [(out, ok) for _, out, ok in outputs] == [
+        ("one", True), ("two", True), ("three", True), ("four", True)]
+    assert len({call_id for call_id, _, _ in outputs}) == 4
+    sent = [c["id"] for m in result.messages if m.get("tool_calls") for c in m["tool_calls"]]
+    answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+    assert sent == answered  # the transcript names each call as its answer does
+    replies = [e.message for e in result.events if e.type == "model_reply"]
+    assert [c["id"] for m in replies if m.get("tool_calls") for c in m["tool_calls"]] == sent
