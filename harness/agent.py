@@ -110,6 +110,11 @@ class Agent:
         control = RunControl.start(self.max_turns, self.max_seconds, cancel, Budget(*self.budget))
         return Run(self, control, plan_first=plan_first, call_log=call_log).execute(task)
 
+    def about(self) -> dict[str, Any]:
+        """What ``run_start`` says of the model: its name and window, when it has them."""
+        return {"model": getattr(self.model, "model", None),
+                "context_window": getattr(self.model, "context_window", None)}
+
     def mechanisms(self, run_child: RunChild, *, plan_first: bool = False,
                    depth: int = 0) -> list[Mechanism]:
         """The mechanisms of one run, made fresh for it (lessons 04 to 08)."""

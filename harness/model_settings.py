@@ -4,10 +4,11 @@
     HARNESS_MODEL_SETTINGS='{"extra_body": {"thinking": {"type": "disabled"}}}'
 
 A few keys are the harness's own (`HARNESS_KEYS`): whether to stream, which role
-carries the system prompt, the strongest ``tool_choice`` to send, and whether to ask
-for usage in a stream. Every other key goes into each request as it is:
-``max_tokens`` or ``max_completion_tokens``, ``temperature``, ``reasoning_effort``,
-``extra_body`` (fields the SDK does not know, such as DeepSeek's ``thinking``)...
+carries the system prompt, the strongest ``tool_choice`` to send, whether to ask for
+usage in a stream, and the model's context window (for the panel). Every other key
+goes into each request as it is: ``max_tokens`` or ``max_completion_tokens``,
+``temperature``, ``reasoning_effort``, ``extra_body`` (fields the SDK does not know,
+such as DeepSeek's ``thinking``)...
 An argument wins over the environment, key by key.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 SETTINGS_VARIABLE = "HARNESS_MODEL_SETTINGS"
 SYSTEM_ROLES = ("system", "developer", "user")
 TOOL_CHOICES = ("named", "required", "auto")  # strongest first: what the fallback steps down
-HARNESS_KEYS = ("stream", "system_role", "forced_tool_choice", "stream_usage")
+HARNESS_KEYS = ("stream", "system_role", "forced_tool_choice", "stream_usage", "context_window")
 RESERVED = ("model", "messages", "tools", "tool_choice", "stream_options", "n")
 SECRET_KEYS = ("extra_headers", "extra_query")  # may hold a key: never printed
 
@@ -42,6 +43,9 @@ class ModelSettings:
     (some tool), or ``"auto"`` plus a reminder. Lowered by itself when a server refuses."""
     stream_usage: bool = True
     """Ask for token usage at the end of a stream (``stream_options.include_usage``)."""
+    context_window: int | None = None
+    """The model's context window in tokens, if you know it: the plan panel shows each
+    request's context against it. Never sent."""
     request: Mapping[str, Any] = field(default_factory=dict)
     """Everything else: sent with every request."""
 
@@ -61,6 +65,11 @@ class ModelSettings:
         if settings.forced_tool_choice not in TOOL_CHOICES:
             raise ValueError(f"forced_tool_choice must be one of {TOOL_CHOICES}, "
                              f"not {settings.forced_tool_choice!r}")
+        window = settings.context_window
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool)
+                                   or window < 1):
+            raise ValueError(f"context_window must be a whole number of tokens, like 128000, "
+                             f"not {window!r}")
         return settings
 
     def shown(self) -> dict[str, Any]:

@@ -78,6 +78,7 @@ class OpenAIModel:
         self._replies = 0
         self.forced_tool_choice = self.settings.forced_tool_choice  # lowered when refused
         self.stream_usage = self.settings.stream_usage
+        self.context_window = self.settings.context_window  # shown by the plan panel
         self.partial: ModelReply | None = None  # what arrived of a request that never finished
         # A keyless local server still needs a non-empty string for the SDK.
         self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "no-key",

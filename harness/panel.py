@@ -48,6 +48,7 @@ STEPS = {  # what an agent is doing right after each of these events
 }
 WRITING = {"text": "model writing its answer", "reasoning": "model reasoning",
            "tool_call": "model writing a tool call"}
+BUDGETS = {"requests": "requests", "tool_calls": "tool calls", "input_tokens": "input tokens"}
 UNLOGGED = frozenset({"model_request", "model_reply", "tool_call", "plan_update", "stop"})
 # (events the log never shows: format_event has no line for them; skipping it is faster)
 
@@ -69,6 +70,10 @@ class PanelState:
         self.tokens: dict[str, int] = {}  # agent_id -> total tokens of its replies
         self.estimated = False
         self.context: tuple[str, dict] = ("main", {})  # (agent_id, usage of the last reply)
+        self.model: str | None = None
+        self.window: int | None = None  # the model's context window, when known
+        self.limits: dict[str, int | None] = {}  # the run's budget (run_start)
+        self.used = dict.fromkeys(BUDGETS, 0)  # counted from events as the budget counts
         self.children: dict[str, dict] = {}
         self.end: dict | None = None
         self.live = LiveReply()
@@ -88,6 +93,8 @@ class PanelState:
         if kind == "run_start" and event.depth == 0:
             self.reset()
             self.status, self.task = "running", event.task
+            self.model, self.window = event.get("model"), event.get("context_window")
+            self.limits = event.get("limits") or {}
         if kind in ("model_request", "model_reply") and not self.live.empty():
             self.live = LiveReply()  # a new reply starts; or the whole one has arrived
         if kind not in UNLOGGED:
@@ -99,9 +106,14 @@ class PanelState:
                 self.steps = {d: s for d, s in self.steps.items() if d < event.depth}
             self.steps[event.depth] = (event.agent_id, event)
         d = event.data
-        if event.type == "model_reply":
+        if kind == "model_request":
+            self.used["requests"] += 1
+        elif kind == "tool_result" and d.get("ran"):
+            self.used["tool_calls"] += 1
+        elif event.type == "model_reply":
             self.tokens[event.agent_id] = (self.tokens.get(event.agent_id, 0)
                                            + d["usage"].get("total_tokens", 0))
+            self.used["input_tokens"] += d["usage"].get("prompt_tokens", 0)
             self.estimated = self.estimated or bool(d["usage"].get("estimated"))
             self.context = (event.agent_id, d["usage"])
         elif event.type == "plan_update" and event.depth == 0:
@@ -163,21 +175,31 @@ class PanelState:
         return [(label, value) for label, value in facts if value]
 
     def usage_lines(self) -> list[str]:
-        """Tokens this run (a small tree when it delegated) and the last request's context."""
-        if not self.tokens:
-            return []
-        mark = "~" if self.estimated else ""
-        lines = [f"Tokens this run: {mark}{sum(self.tokens.values()):,}"
-                 + (" (~ = estimated)" if mark else "")]
-        if self.children:
-            main = sum(n for agent, n in self.tokens.items() if agent not in self.children)
-            lines.append(f"  main agent {mark}{main:,}")
-            lines += [f"  └─ {child_id} {mark}{self.tokens.get(child_id, 0):,}: "
-                      f"{c['outcome']}, {plural(c['tool_calls'], 'tool call')}, "
-                      f'"{short(c["task"], 40)}"' for child_id, c in self.children.items()]
-        agent_id, usage = self.context
-        lines.append(f"Context of the last request: {tokens(usage, 'prompt_tokens')} tokens "
-                     f"({agent_id})")
+        """The model, tokens (a small tree when it delegated), the context, the budget."""
+        lines = [f"Model: {self.model}"] if self.model else []
+        if self.tokens:
+            mark = "~" if self.estimated else ""
+            agent_id, usage = self.context
+            lines.append(f"Tokens: {tokens(usage)} last request, {mark}"
+                         f"{sum(self.tokens.values()):,} this run"
+                         + (" (~ = estimated)" if mark else ""))
+            if self.children:
+                main = sum(n for agent, n in self.tokens.items() if agent not in self.children)
+                lines.append(f"  main agent {mark}{main:,}")
+                lines += [f"  └─ {child_id} {mark}{self.tokens.get(child_id, 0):,}: "
+                          f"{c['outcome']}, {plural(c['tool_calls'], 'tool call')}, "
+                          f'"{short(c["task"], 40)}"' for child_id, c in self.children.items()]
+            window = ""
+            if self.window:  # the model's window, when known (settings' context_window)
+                share = 100 * usage.get("prompt_tokens", 0) / self.window
+                window = f" of {self.window:,} ({share:.0f}%)"
+            lines.append(f"Context: {tokens(usage, 'prompt_tokens')} tokens{window}, "
+                         f"last request ({agent_id})")
+        if self.limits:
+            lines.append("Budget: " + ", ".join(
+                f"{self.used[name]:,}" + (f"/{limit:,}" if limit else "") + f" {label}"
+                for name, label in BUDGETS.items() if (limit := self.limits.get(name))
+                or self.used[name]))
         return lines
 
     def text(self) -> str:

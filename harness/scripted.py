@@ -105,7 +105,11 @@ class ScriptedModel:
 
     With ``stream=True`` each reply is streamed in pieces of ``words`` words, one every
     ``delay`` seconds; a run that stops meanwhile leaves what arrived in ``.partial``.
+    ``model`` and ``context_window`` are what the plan panel shows; set them to try it.
     """
+
+    model: str = "scripted"
+    context_window: int | None = None
 
     def __init__(self, steps: Sequence[Step], *, stream: bool = False, delay: float = 0.0,
                  words: int = 1) -> None:

@@ -133,3 +133,19 @@ def test_the_positional_constructor_and_client_keywords_still_work(
     answer = model.complete([{"role": "user", "content": "Hi"}], []).content
 
     assert (answer, model.client.max_retries, model.client.timeout) == ("Hi", 0, 5)
+
+
+def test_the_context_window_is_the_panels_and_never_sent(fake_openai: FakeOpenAI,
+                                                        monkeypatch) -> None:
+    from harness.panel import PanelState
+
+    fake_openai.add(reply(content="Hi", usage={"prompt_tokens": 32_000, "completion_tokens": 5}))
+    monkeypatch.setenv("HARNESS_MODEL_SETTINGS", '{"context_window": 128000}')
+    state = PanelState()
+    Agent(model_for(fake_openai), observers=[state]).run("Hi")
+
+    assert "context_window" not in json.dumps(fake_openai.bodies[0])
+    assert "Context: 32,000 tokens of 128,000 (25%), last request (main)" in state.text()
+    for wrong in (0, "128k", 12.5, True):
+        with pytest.raises(ValueError, match="context_window must be a whole number"):
+            model_for(fake_openai, settings={"context_window": wrong})

@@ -89,17 +89,46 @@ def test_usage_counts_tokens_per_delegation_and_the_last_context(finished):
     panel, result = finished
     lines = panel.text().splitlines()
     assert result.usage["total_tokens"] == 2_990  # the sub-agent's 120 rolled up
-    assert lines[-4:] == [
-        "Tokens this run: 2,990",
+    assert lines[-6:-1] == [
+        "Model: scripted",
+        "Tokens: 710 last request, 2,990 this run",
         "  main agent 2,870",
         '  └─ main.sub1 120: completed, 1 tool call, "Add up 1, 2 and 3 with add_numbers"',
-        "Context of the last request: 700 tokens (main)",
+        "Context: 700 tokens, last request (main)",
     ]
+
+
+def test_budget_line_counts_what_the_run_budget_counts_against_its_limits(finished):
+    panel, result = finished
+    requests = sum(e.type == "model_request" for e in result.events)  # sub-agent's too
+    ran = sum(e.type == "tool_result" and e.ran for e in result.events)
+    prompt = sum(e.usage["prompt_tokens"] for e in result.events if e.type == "model_reply")
+    assert (requests, ran) == (9, 6)
+    assert panel.text().splitlines()[-1] == (
+        f"Budget: {requests}/50 requests, {ran}/100 tool calls, {prompt:,} input tokens")
+
+
+def test_budget_stops_the_run_where_the_panel_says_it_is_used_up():
+    panel = PlanPanel()
+    result = run_agent(panel, full_script(), max_requests=5)
+    assert result.outcome == "request_limit"
+    assert panel.text().splitlines()[-1].startswith("Budget: 5/5 requests, ")
+
+
+def test_context_is_shown_against_the_models_window_when_it_is_known():
+    state = PanelState()
+    model = ScriptedModel(full_script())
+    model.model, model.context_window = "local-7b", 8_000
+    Agent(model, [add_numbers], observers=[state], planning=True, subagents=True,
+          subagent_tools=["add_numbers"]).run(TASK)
+    text = state.text()
+    assert "Model: local-7b" in text
+    assert "Context: 700 tokens of 8,000 (9%), last request (main)" in text
 
 
 def test_log_shows_delegation_reminder_stop_gate_and_tool_results(finished):
     panel, _ = finished
-    log = panel.text().split("Log:\n")[1].split("\nTokens this run:")[0].splitlines()
+    log = panel.text().split("Log:\n")[1].split("\nModel:")[0].splitlines()
     assert log == [
         "    ✓ add_numbers: 6.0",
         "  ↳ main.sub1 completed: 1 tool call, 120 tokens",
