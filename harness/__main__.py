@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from .agent import Agent
 from .approval import ask_on_stdin
+from .calllog import CallLog
 from .doctor import doctor
 from .events import Event, escape, format_event
 from .hooks import Permissions
@@ -157,12 +158,13 @@ def _agent(model: object, workspace: Workspace, *, full: bool,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("demo", "offline scripted demo"), ("run", "run a task on the live model")):
+    for name, text, first in (("demo", "offline scripted demo", None),
+                              ("run", "run a task on the live model", "task"),
+                              ("replay", "replay a saved run offline", "path")):
         p = sub.add_parser(name, help=text)
-        if name == "run":
-            p.add_argument("task")
+        if first:
+            p.add_argument(first)
         p.add_argument("--save", metavar="PATH", help="save the run as JSON (replay it later)")
-    sub.add_parser("replay", help="replay a saved run offline").add_argument("path")
     sub.add_parser("doctor", help="check the environment").add_argument(
         "--live", action="store_true", help="also ask the configured endpoint what it can do")
     args = parser.parse_args(argv)
@@ -175,12 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     workspace = Workspace.sample()
     if args.command == "demo":
         print("Offline demo: the model's moves are scripted; the tools really run.\n")
-        model, task, full = ScriptedModel(demo_script()), DEMO_TASK, False
+        model, task, full, log = ScriptedModel(demo_script()), DEMO_TASK, False, None
     elif args.command == "replay":
         saved = RunResult.load(args.path)
-        task = next(e.task for e in saved.events if e.type == "run_start" and e.depth == 0)
-        print(f"Replaying {args.path}: recorded replies, tools running again for real.\n")
-        model, full = ScriptedModel.from_run(saved), True
+        start = next(e for e in saved.events if e.type == "run_start" and e.depth == 0)
+        print(f"Replaying {args.path}: the recorded replies; read-only tools run again for "
+              "real, tools with side effects answer from the record.\n")
+        model, task, log = ScriptedModel.from_run(saved), start.task, CallLog.from_run(saved)
+        full = "delegate_task" in start.get("tools", ["delegate_task"])  # as it was recorded
     else:
         try:
             model = OpenAIModel()
@@ -188,9 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Cannot start a live run: {exc}", file=sys.stderr)
             return 2
         print(f"Live run on {model.model}; workspace: a fresh copy of the sample project.\n")
-        task, full = args.task, True
+        task, full, log = args.task, True, None
     printer = StreamPrinter()
-    result = _agent(model, workspace, full=full, observer=printer).run(task)
+    result = _agent(model, workspace, full=full, observer=printer).run(task, call_log=log)
     printer.end_line()
     _report(result, streamed=printer.answered)
     if getattr(args, "save", None):

@@ -55,6 +55,10 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
         where = report["endpoint"] or "api.openai.com"
         key = "set" if report["api_key_set"] else "not set (fine for a local server)"
         print(f"model: live, {report['model']} at {where}; API key {key}")
+    from .sandbox import status  # run_shell's processes: confined here, or not, and why
+
+    report["sandbox"] = status()
+    print(report["sandbox"])
     print("ready" if not missing else f"missing: {', '.join(missing)}")
     if live:
         report["live"] = _live()

@@ -62,8 +62,8 @@ class Run:
                 prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
                 self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
                                   {"role": "user", "content": task}]
-                self.emit("run_start", task=task, **self.agent.about(),
-                          limits=self.control.budget.limits())
+                self.emit("run_start", task=task, tools=list(self.calls.tools),
+                          **self.agent.about(), limits=self.control.budget.limits())
                 self.loop()
         except RunOver as over:
             end = over

@@ -140,3 +140,57 @@ def test_doctor_live_tells_what_the_endpoint_can_do_and_the_settings_to_use(tmp_
 def test_doctor_live_without_a_model_says_what_to_set(tmp_path):
     done = run_module("doctor", "--live", cwd=tmp_path)
     assert "cannot build the model" in done.stdout and "HARNESS_MODEL" in done.stdout
+
+
+def test_a_demo_replays_with_the_agent_it_was_recorded_with(tmp_path, capsys):
+    # Same tools, same system prompt: the replay sends exactly what the demo sent.
+    main(["demo", "--save", str(tmp_path / "run.json")])
+    capsys.readouterr()
+    main(["replay", str(tmp_path / "run.json"), "--save", str(tmp_path / "again.json")])
+    demo = json.loads((tmp_path / "run.json").read_text())
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["messages"] == demo["messages"]
+    assert again["usage"] == demo["usage"]
+
+
+def test_a_replayed_live_run_never_writes_or_asks_again(tmp_path, capsys, monkeypatch,
+                                                        fake_openai):
+    import harness.__main__ as cli
+    from harness import Workspace
+
+    write = {"id": "w1", "type": "function", "function": {
+        "name": "write_file", "arguments": json.dumps({"path": "notes/reply.md",
+                                                       "content": "Dear customer"})}}
+    fake_openai.add(reply({"content": None, "tool_calls": [write]}))
+    fake_openai.add(reply({"content": "Drafted notes/reply.md."}))
+    for name in PROVIDER:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HARNESS_MODEL", "test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setattr("harness.approval._stdin_is_tty", lambda: True)
+    asked: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "y")
+    spaces, sample = iter([tmp_path / "live", tmp_path / "replay"]), Workspace.sample
+    monkeypatch.setattr(cli.Workspace, "sample", lambda: sample(next(spaces)))
+
+    assert main(["run", "Draft a reply", "--save", str(tmp_path / "live.json")]) == 0
+    assert (tmp_path / "live" / "notes" / "reply.md").read_text() == "Dear customer"
+    assert len(asked) == 1
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / "live.json")]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "replay" / "notes" / "reply.md").exists()  # not written again
+    assert len(asked) == 1  # and nobody was asked to allow it again
+    assert "outcome: completed" in out and "write_file" in out
+
+
+def test_doctor_says_whether_tool_processes_are_sandboxed_and_why_not(monkeypatch, capsys):
+    monkeypatch.setenv("HARNESS_SANDBOX", "off")
+    main(["doctor"])
+    assert "sandbox: none (switched off by HARNESS_SANDBOX)" in capsys.readouterr().out
+    monkeypatch.delenv("HARNESS_SANDBOX")
+    main(["doctor"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sandbox:"))
+    from harness.sandbox import _sandbox
+
+    assert line.startswith("sandbox: bubblewrap" if _sandbox()[0] else "sandbox: none (")
