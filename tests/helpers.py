@@ -1,8 +1,5 @@
-"""A process check shared by the test files, and the old step builders.
-
-Tests write ScriptedModel steps with the public builders (``harness.tool_call``, ``say``,
-``parallel``). ``call``, ``step`` and ``final`` below are left only for
-tests/test_scripted_model.py, which still imports them: delete them once it does not.
+"""A process check shared by the test files (scripted steps use the public builders:
+``harness.tool_call``, ``say``, ``parallel``).
 
 A killed child can stay a zombie for a few seconds in some containers (its new parent
 reaps it late), so for `pid_alive` "dead" means gone or a zombie.
@@ -10,27 +7,9 @@ reaps it late), so for `pid_alive` "dead" means gone or a zombie.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
-
-
-def call(call_id: str, name: str, args: dict | str | None = None) -> dict:
-    """One tool call in the wire format; a dict ``args`` is sent as its JSON string."""
-    arguments = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": arguments}}
-
-
-def step(*calls: dict) -> dict:
-    """An assistant message that calls these tools (in this order, in one reply)."""
-    return {"role": "assistant", "content": None, "tool_calls": list(calls)}
-
-
-def final(text: str) -> dict:
-    """An assistant message that answers without calling a tool."""
-    return {"role": "assistant", "content": text}
 
 
 def pid_alive(pid: int) -> bool:

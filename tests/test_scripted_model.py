@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from helpers import call, final, step
 
 from harness import Agent, ModelError, RequestInfo, ScriptedModel, parallel, say, tool, tool_call
 from harness.scripted import ScriptExhausted
@@ -20,7 +22,7 @@ SYSTEM_AND_USER = [{"role": "system", "content": "s"}, {"role": "user", "content
 
 
 def test_every_request_is_recorded_with_messages_tools_and_tool_choice():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    model = ScriptedModel([tool_call("add", {"a": 1, "b": 2}, id="c1"), say("3")])
     result = Agent(model, [add]).run("1+2?")
     assert len(model.requests) == 2
     assert model.requests[1] == {"messages": result.messages[:4], "tools": [add.schema()],
@@ -28,28 +30,28 @@ def test_every_request_is_recorded_with_messages_tools_and_tool_choice():
 
 
 def test_recorded_messages_are_a_copy_of_that_moment():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    model = ScriptedModel([tool_call("add", {"a": 1, "b": 2}, id="c1"), say("3")])
     result = Agent(model, [add]).run("1+2?")
     assert len(model.requests[0]["messages"]) == 2
     assert model.requests[0]["messages"] is not result.messages
 
 
 def test_without_tools_the_request_has_no_tools_and_no_tool_choice():
-    model = ScriptedModel([final("hi")])
+    model = ScriptedModel([say("hi")])
     Agent(model).run("hello")
     assert model.requests[0]["tools"] == []
     assert model.requests[0]["tool_choice"] is None
 
 
 def test_forced_tool_choice_is_recorded_as_sent():
-    model = ScriptedModel([step(call("t1", "todo_write", {"todos": []})), final("done")])
+    model = ScriptedModel([tool_call("todo_write", {"todos": []}, id="t1"), say("done")])
     Agent(model, planning=True).run("plan it", plan_first=True)
     assert model.requests[0]["tool_choice"] == forced("todo_write")
     assert model.requests[1]["tool_choice"] == "auto"
 
 
 def test_step_usage_is_reported_but_not_put_in_the_transcript():
-    model = ScriptedModel([{**final("hi"), "usage": {"prompt_tokens": 11, "completion_tokens": 2}}])
+    model = ScriptedModel([{**say("hi"), "usage": {"prompt_tokens": 11, "completion_tokens": 2}}])
     result = Agent(model).run("hello")
     assert result.messages[-1] == {"role": "assistant", "content": "hi"}
     assert result.usage == {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13,
@@ -58,8 +60,8 @@ def test_step_usage_is_reported_but_not_put_in_the_transcript():
 
 def test_callable_step_can_quote_real_tool_output():
     model = ScriptedModel([
-        step(call("c1", "add", {"a": 20, "b": 22})),
-        lambda messages: final(f"The sum is {messages[-1]['content']}."),
+        tool_call("add", {"a": 20, "b": 22}, id="c1"),
+        lambda messages: say(f"The sum is {messages[-1]['content']}."),
     ])
     assert Agent(model, [add]).run("20+22?").final == "The sum is 42."
 
@@ -69,7 +71,7 @@ def test_callable_step_receives_the_messages_so_far():
 
     def answer(messages: list[dict]) -> dict:
         received.append(messages)
-        return final("ok")
+        return say("ok")
 
     result = Agent(ScriptedModel([answer])).run("hello")
     assert received == [result.messages[:2]]
@@ -78,14 +80,14 @@ def test_callable_step_receives_the_messages_so_far():
 def test_callable_step_cannot_change_the_transcript_by_appending():
     def sneaky(messages: list[dict]) -> dict:
         messages.append({"role": "user", "content": "injected"})
-        return final("ok")
+        return say("ok")
 
     result = Agent(ScriptedModel([sneaky])).run("hello")
     assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
 
 
 def test_running_out_says_how_many_steps_and_what_to_do():
-    model = ScriptedModel([final("a"), final("b")])
+    model = ScriptedModel([say("a"), say("b")])
     model.complete(SYSTEM_AND_USER, [])
     model.complete(SYSTEM_AND_USER, [])
     with pytest.raises(ScriptExhausted) as out:
@@ -96,7 +98,7 @@ def test_running_out_says_how_many_steps_and_what_to_do():
 
 
 def test_remaining_counts_down_and_stops_at_zero():
-    model = ScriptedModel([final("a")])
+    model = ScriptedModel([say("a")])
     assert model.remaining == 1
     model.complete(SYSTEM_AND_USER, [])
     assert model.remaining == 0
@@ -113,7 +115,7 @@ def test_dict_arguments_are_sent_as_a_json_string():
 
 def test_calls_without_ids_get_ids_unique_across_the_run():
     bare = {"tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": 1}}}]}
-    result = Agent(ScriptedModel([bare, bare, final("done")]), [add]).run("twice")
+    result = Agent(ScriptedModel([bare, bare, say("done")]), [add]).run("twice")
     tool_messages = [m for m in result.messages if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == ["2", "2"]
     assert len({m["tool_call_id"] for m in tool_messages}) == 2
@@ -126,22 +128,22 @@ def test_a_step_that_is_not_a_message_is_a_clear_model_error():
 
 
 def test_reply_usage_is_estimated_and_marked_without_script_usage():
-    reply = ScriptedModel([final("four")]).complete(SYSTEM_AND_USER, [])
+    reply = ScriptedModel([say("four")]).complete(SYSTEM_AND_USER, [])
     assert reply.usage["estimated"] is True
     assert reply.usage["completion_tokens"] == 1
 
 
 def test_estimate_of_a_growing_transcript_matches_a_fresh_count():
-    model, messages = ScriptedModel([final("a")] * 3), list(SYSTEM_AND_USER)
+    model, messages = ScriptedModel([say("a")] * 3), list(SYSTEM_AND_USER)
     for text in ("x" * 400, "y" * 30, "z"):
         messages.append({"role": "user", "content": text})
         grown = model.complete(messages, [add.schema()]).usage["prompt_tokens"]
-    fresh = ScriptedModel([final("a")]).complete(list(messages), [add.schema()])
+    fresh = ScriptedModel([say("a")]).complete(list(messages), [add.schema()])
     assert grown == fresh.usage["prompt_tokens"] > 100
 
 
 def test_recorded_requests_survive_changes_to_the_run_messages():
-    model = ScriptedModel([step(call("c1", "add", {"a": 1, "b": 2})), final("3")])
+    model = ScriptedModel([tool_call("add", {"a": 1, "b": 2}, id="c1"), say("3")])
     result = Agent(model, [add]).run("1+2?")
     expected = [list(result.messages[:2]), list(result.messages[:4])]
     result.messages.clear()
@@ -149,7 +151,7 @@ def test_recorded_requests_survive_changes_to_the_run_messages():
 
 
 def test_a_list_that_did_not_just_grow_is_recorded_afresh():
-    model = ScriptedModel([final("a"), final("b"), final("c")])
+    model = ScriptedModel([say("a"), say("b"), say("c")])
     messages = list(SYSTEM_AND_USER)
     model.complete(messages, [])
     messages[-1] = {"role": "user", "content": "changed"}
@@ -161,7 +163,7 @@ def test_a_list_that_did_not_just_grow_is_recorded_afresh():
 
 
 def test_requests_keep_what_was_sent_when_a_message_is_edited_in_place():
-    model = ScriptedModel([final("a"), final("b")])
+    model = ScriptedModel([say("a"), say("b")])
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}]
     model.complete(messages, [])
     messages[1]["content"] = "edited"
@@ -174,7 +176,7 @@ def test_requests_keep_what_was_sent_when_a_message_is_edited_in_place():
 def test_a_step_function_cannot_edit_the_run_in_place():
     def meddle(messages: list[dict]) -> dict:
         messages[1]["content"] = "rewritten by the step"
-        return final("ok")
+        return say("ok")
 
     model = ScriptedModel([meddle])
     result = Agent(model).run("the real task")
@@ -187,7 +189,7 @@ def test_an_observer_cannot_edit_the_transcript_through_an_event():
         if event.type == "model_reply":
             event.message["content"] = "rewritten by an observer"
 
-    result = Agent(ScriptedModel([final("the answer")]), observers=[meddle]).run("go")
+    result = Agent(ScriptedModel([say("the answer")]), observers=[meddle]).run("go")
     assert result.messages[-1]["content"] == "the answer"
 
 
@@ -220,14 +222,13 @@ def test_builders_write_the_wire_format():
 
 def test_calls_built_without_ids_are_numbered_by_request_and_run():
     model = ScriptedModel([parallel(tool_call("add", a=1, b=1), tool_call("add", a=2, b=2)),
-                           final("4")])
+                           say("4")])
     result = Agent(model, [add]).run("go")
     assert [m["tool_call_id"] for m in result.messages if m["role"] == "tool"] == [
         "call_1_0", "call_1_1"]
 
 
 # -- streaming a scripted reply (issue 10) -----------------------------------------------
-# (time and threading are imported where used: this file's head is not changed)
 
 def streamed_deltas(model: ScriptedModel, tools=(), **run) -> tuple[list, object]:
     seen = []
@@ -260,7 +261,6 @@ def test_streamed_reasoning_and_call_arguments_come_before_the_call_runs():
 
 
 def test_a_delay_spaces_the_pieces_out():
-    import time
 
     started = time.monotonic()
     seen, _ = streamed_deltas(ScriptedModel([say("one two three four")], stream=True,
@@ -270,8 +270,6 @@ def test_a_delay_spaces_the_pieces_out():
 
 
 def test_a_run_cancelled_mid_stream_keeps_what_arrived_in_partial():
-    import threading
-    import time
 
     cancel = threading.Event()
     model = ScriptedModel([say("alpha beta gamma delta epsilon")], stream=True, delay=0.05)
@@ -303,7 +301,6 @@ def test_a_negative_delay_is_refused():
 
 
 def test_a_replay_can_stream_the_recorded_replies_slowly():
-    import time
 
     recorded = Agent(ScriptedModel([tool_call("add", a=2, b=3), say("It is 5.")]), [add]).run(
         "2 + 3?")
