@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from .tools import Tool, ToolArgumentError, ToolResult, _describe
+from .tool_text import describe
+from .tools import Tool, ToolArgumentError, ToolResult
 
 MAX_ITEMS = 20
 MAX_CONTENT = 500  # characters: a step of a plan, not a document (the stop gate quotes it)
@@ -138,7 +139,7 @@ class TodoList:
             # The same model as the tool's arguments: the same errors, naming each item.
             new = TodoWriteArgs.model_validate({"todos": items}).todos
         except ValidationError as exc:
-            raise PlanError(_describe(exc).replace("invalid arguments", "invalid plan")) from None
+            raise PlanError(describe(exc).replace("invalid arguments", "invalid plan")) from None
         if len(new) > self.max_items:
             raise PlanError(f"a plan holds at most {self.max_items} items, got {len(new)}")
         active = [item.content for item in new if item.status == "in_progress"]

@@ -10,21 +10,24 @@ parsed strictly (one JSON object, nothing after it) and validated against the
 pydantic model (no unknown fields, no missing or wrong-typed ones). Whatever goes
 wrong (bad JSON, bad arguments, an exception inside the tool) becomes a
 `ToolResult(ok=False, output=<one line the model can act on>)`: the run goes on, and
-the model reads the reason and tries again.
+the model reads the reason and tries again. (That text, in and out: tool_text.py.)
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from .tool_text import (ToolArgumentError, cap, describe, error_line, parse_json_object, reason,
+                        text_within, to_text)
+
+__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolArgumentError", "ToolResult", "cap",
+           "parse_json_object", "tool"]
 
 DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
 
@@ -35,10 +38,6 @@ class ToolResult:
 
     ok: bool
     output: str
-
-
-class ToolArgumentError(ValueError):
-    """The arguments a model sent cannot be used: the message says why, in one line."""
 
 
 class Tool:
@@ -112,9 +111,9 @@ class Tool:
             return self.args_model.model_validate_json(text, strict=True)
         except ValidationError as exc:
             parse_json_object(text)  # bad JSON, trailing data, not an object: say so plainly
-            raise ToolArgumentError(_describe(exc)) from None
+            raise ToolArgumentError(describe(exc)) from None
         except Exception as exc:  # a validator of yours that raised something else
-            raise ToolArgumentError(f"arguments could not be validated ({_reason(exc)})") from None
+            raise ToolArgumentError(f"arguments could not be validated ({reason(exc)})") from None
 
     def execute(self, args: BaseModel, *, within: float | None = None) -> ToolResult:
         """Run the function on validated arguments; an exception becomes ``ok=False``.
@@ -134,22 +133,7 @@ class Tool:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the model reads the reason and goes on
-            return ToolResult(False, cap(text_within(_error_line, exc, within), self.max_output))
-
-
-def _reason(exc: BaseException, limit: int = 200) -> str:
-    """``Type: first line of the message``, at most ``limit`` characters."""
-    line = _error_line(exc).removeprefix("Error: ")
-    return line if len(line) <= limit else line[:limit - 3] + "..."
-
-
-def _error_line(exc: BaseException) -> str:
-    """``Error: Type: first line of the message`` (even when the message itself fails)."""
-    try:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    except Exception:
-        reason = ""
-    return f"Error: {type(exc).__name__}" + (f": {reason}" if reason else "")
+            return ToolResult(False, cap(text_within(error_line, exc, within), self.max_output))
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
@@ -185,125 +169,6 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
                     writes=writes, side_effects=side_effects)
 
     return build(fn) if fn is not None else build
-
-
-def parse_json_object(raw: str | None) -> dict:
-    """Parse exactly one JSON object. An empty string means no arguments (``{}``)."""
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        value, end = json.JSONDecoder().raw_decode(raw.strip())
-    except json.JSONDecodeError as exc:
-        raise ToolArgumentError(
-            f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
-    except RecursionError:
-        raise ToolArgumentError("arguments are nested too deeply") from None
-    except ValueError as exc:  # a number of 4,301 digits: Python's own limit says no
-        reason = str(exc).split(":")[0][:200]
-        raise ToolArgumentError(f"arguments hold a value that cannot be read ({reason})") from None
-    if raw.strip()[end:].strip():
-        raise ToolArgumentError("arguments must be one JSON object; found more data after it")
-    if not isinstance(value, dict):
-        raise ToolArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
-    return value
-
-
-SIMPLE = (str, int, float, bool, type(None))  # turned into text at once, nothing to wait for
-
-
-def text_within(convert: Callable[[Any], str], value: Any, seconds: float | None) -> str:
-    """``convert(value)``, given at most ``seconds`` when a value's own code could hang.
-
-    Beyond the deadline the conversion is left to finish in a daemon thread, and the
-    model reads that the result could not be read in time.
-    """
-    if seconds is None or isinstance(value, SIMPLE):
-        return convert(value)
-    box: list = []
-    worker = threading.Thread(target=lambda: box.append(_attempt(convert, value)), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if not box:
-        return ("Error: the tool's result could not be turned into text before the run's "
-                "time ran out")
-    text, error = box[0]
-    if error is not None:
-        raise error
-    return text
-
-
-def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, BaseException | None]:
-    try:
-        return convert(value), None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        return None, exc
-
-
-def to_text(value: Any) -> str:
-    """A tool's return value as the text the model reads (JSON for structures)."""
-    if isinstance(value, str):
-        return value
-    if type(value) is int:  # the most common non-text result, and its JSON is its str()
-        return str(value)
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False, default=_jsonable)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    """What `json.dumps` cannot write itself: pydantic models, dates, paths; else ``str``."""
-    try:
-        return to_jsonable_python(value)
-    except PydanticSerializationError:
-        return str(value)
-
-
-def cap(text: str, limit: int) -> str:
-    """At most ``limit`` characters: the head and tail of long output, with a visible
-    marker of what was cut between them (the marker counts towards the limit)."""
-    if len(text) <= limit:
-        return text
-    room = limit - len(f"\n[... {len(text):,} characters cut ...]\n")
-    if room < 3:  # too small for a marker: the head alone
-        return text[:limit]
-    head, tail = room * 2 // 3, room - room * 2 // 3
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
-
-
-MAX_PROBLEMS = 5  # a call with 10,000 bad fields gets a short answer, not 10,000 lines
-
-
-def _describe(exc: ValidationError) -> str:
-    """The problems of a call, naming each field: what a model needs to fix its call.
-
-    Missing fields first, then unknown ones, then the rest, each in field order, so the
-    text does not depend on the order pydantic happens to report them in.
-    """
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "missing":
-            problems.append((0, where, f"missing field '{where}'"))
-        elif err["type"] == "extra_forbidden":
-            problems.append((1, where, f"unknown field '{where}'"))
-        else:
-            problems.append((2, where, f"'{where}': {err['msg']}"))
-    problems.sort(key=lambda p: (p[0], _natural(p[1])))
-    shown = [text for *_, text in problems[:MAX_PROBLEMS]]
-    if len(problems) > MAX_PROBLEMS:
-        shown.append(f"and {len(problems) - MAX_PROBLEMS} more")
-    return "invalid arguments: " + "; ".join(shown)
-
-
-def _natural(where: str) -> list:
-    """Sort key for a field path: ``todos.2`` before ``todos.10``."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in where.split(".")]
 
 
 def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:

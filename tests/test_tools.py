@@ -12,7 +12,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import Agent, ScriptedModel, Tool, ToolResult, say, tool, tool_call
-from harness.tools import ToolArgumentError, _describe, cap
+from harness.tool_text import describe as _describe
+from harness.tools import ToolArgumentError, cap
 
 
 @tool
