@@ -77,14 +77,15 @@ class CallPath:
     def unique_ids(self, reply: ModelReply) -> ModelReply:
         """Rename an id the harness made up (``call_3_0``) if the model used it already:
         only an id the model itself reused is refused as a duplicate."""
-        taken = self.used_ids | {c["id"] for i, c in enumerate(reply.tool_calls)
-                                 if i not in reply.made_ids}
+        if not reply.made_ids:
+            return reply
+        here = {c["id"] for i, c in enumerate(reply.tool_calls) if i not in reply.made_ids}
         for i in reply.made_ids:
             call, n = reply.tool_calls[i], 1
             base = call["id"]
-            while call["id"] in taken:
+            while call["id"] in self.used_ids or call["id"] in here:
                 call["id"], n = f"{base}_{n}", n + 1
-            taken.add(call["id"])
+            here.add(call["id"])
         return reply
 
     def run(self, call: dict, position: int = 0) -> Call:
@@ -110,8 +111,9 @@ class CallPath:
             status, result = "blocked", ToolResult(False, block)
         else:
             status, result = self._execute(call_id, tool, args, arguments)
-        result = ToolResult(result.ok, cap(result.output, tool.max_output if tool
-                                          else DEFAULT_MAX_OUTPUT))  # refusals too
+        limit = tool.max_output if tool else DEFAULT_MAX_OUTPUT
+        if len(result.output) > limit:  # refusals are capped too
+            result = ToolResult(result.ok, cap(result.output, limit))
         self.emit("tool_result", call_id=call_id, tool_name=name, ok=result.ok,
                   output=result.output, status=status, ran=status in ("ok", "error"))
         return Call(call_id, name, tool, status, result)

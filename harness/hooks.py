@@ -31,7 +31,7 @@ the table names them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -54,12 +54,16 @@ DECISIONS = ("allow", "ask", "deny")
 Approver = Callable[[str, dict], bool]
 
 
+NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
+
+
 class Hooks:
     """Callbacks by lifecycle point: ``hooks.on("pre_tool_use", fn)``, or as a decorator."""
 
     def __init__(self) -> None:
         self._callbacks: dict[str, list[Callable[[Event], Any]]] = {n: [] for n in HOOKS}
         self._by_event = {event: (name, only_if) for name, (event, only_if) in HOOKS.items()}
+        self._heard: set[str] = set()  # the event types some callback listens to
 
     def on(self, name: str, fn: Callable[[Event], Any] | None = None) -> Any:
         """Register ``fn(event)`` for a hook; without ``fn``, return a decorator."""
@@ -68,22 +72,25 @@ class Hooks:
         if fn is None:
             return lambda f: self.on(name, f)
         self._callbacks[name].append(fn)
+        self._heard.add(HOOKS[name][0])
         return fn
 
     def listening(self, name: str) -> bool:
         """True if any callback is registered for the hook ``name``."""
         return bool(self._callbacks[name])
 
-    def fire(self, event: Event) -> tuple[str | None, list[tuple[str, str]]]:
+    def fire(self, event: Event) -> tuple[str | None, Sequence[tuple[str, str]]]:
         """Run the callbacks of the hook that listens to ``event``, in order.
 
         Returns the answer (the first non-empty string of a hook that may say no;
         ``None`` otherwise) and ``(hook, error)`` for each callback that raised. A broken
         callback never takes the run down; a broken ``pre_tool_use`` guard blocks its call.
         """
-        name, only_if = self._by_event.get(event.type, (None, None))
-        if name is None or not self._callbacks[name] or (only_if and not event.data[only_if]):
-            return None, []
+        if event.type not in self._heard:  # most events: no hook listens to them
+            return NOTHING
+        name, only_if = self._by_event[event.type]
+        if only_if and not event.data[only_if]:
+            return NOTHING
         errors = []
         for fn in self._callbacks[name]:
             try:

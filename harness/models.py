@@ -140,8 +140,9 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
         completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
         report = {"prompt_tokens": estimate, "completion_tokens": completion,
                   "total_tokens": estimate + completion, "estimated": True}
-    made = tuple(i for i, call in enumerate(message.get("tool_calls") or [])
-                 if not (isinstance(call, dict) and call.get("id")))
+    made = () if not calls else tuple(
+        i for i, call in enumerate(message["tool_calls"])
+        if not (isinstance(call, dict) and call.get("id")))
     return ModelReply(content, calls, report, finish_reason, refusal or None, reasoning,
                       {} if plain else echoed(message), made)
 

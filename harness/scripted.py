@@ -175,7 +175,7 @@ class ScriptedModel:
                 f"(the script has {total}): add a step, or lower max_turns"
             )
         step = self.steps[n]
-        message = _play(step, messages, RequestInfo(list(tools or []), tool_choice))
+        message = _play(step, messages, tools, tool_choice)
         estimate = estimate_tokens(self._sizer.chars(messages, tools))
         usage = message.get("usage") if isinstance(message, dict) else None
         finish = message.get("finish_reason") if isinstance(message, dict) else None
@@ -223,12 +223,14 @@ class ScriptedModel:
         self._log.append((copy, len(messages), tools or [], tool_choice))
 
 
-def _play(step: Step, messages: list[Message], info: RequestInfo) -> Any:
+def _play(step: Step, messages: list[Message], tools: list[dict], tool_choice: Any) -> Any:
     """The reply of one step: the step itself, or what its function builds."""
     if not callable(step):
         return step
     copies = [copy_message(m) for m in messages]  # a step can read, never edit, the run
-    return step(copies, info) if _wants_info(step) else step(copies)
+    if _wants_info(step):
+        return step(copies, RequestInfo(list(tools or []), tool_choice))
+    return step(copies)
 
 
 def _wants_info(fn: Callable[..., Any]) -> bool:

@@ -85,6 +85,7 @@ class Tool:
         self.harness_tool, self.replan = harness_tool, replan
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
+        self._fields = tuple(args_model.model_fields)  # the function's keyword arguments
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -126,7 +127,7 @@ class Tool:
         object whose ``__str__`` never ends cannot hold the run past its time).
         """
         try:
-            value = self.fn(**{name: getattr(args, name) for name in type(args).model_fields})
+            value = self.fn(**{name: getattr(args, name) for name in self._fields})
             ok = bool(value.ok) if isinstance(value, ToolResult) else True
             value = value.output if isinstance(value, ToolResult) else value
             return ToolResult(ok, cap(text_within(to_text, value, within), self.max_output))
