@@ -85,7 +85,8 @@ class Agent:
         Verification(max_refusals)
         if max_calls_per_reply is not None and max_calls_per_reply < 1:
             raise ValueError("max_calls_per_reply must be at least 1, or None for no limit")
-        self.budget = (max_requests, max_tool_calls, max_input_tokens)
+        self.max_requests, self.max_tool_calls = max_requests, max_tool_calls
+        self.max_input_tokens = max_input_tokens
         self.max_calls_per_reply, self.max_refusals = max_calls_per_reply, max_refusals
         self.system = system or DEFAULT_SYSTEM
         self.max_turns, self.max_seconds = max_turns, max_seconds
@@ -107,7 +108,8 @@ class Agent:
         if plan_first and not self.planning:
             raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
                              "only with Agent(..., planning=True)")
-        control = RunControl.start(self.max_turns, self.max_seconds, cancel, Budget(*self.budget))
+        budget = Budget(self.max_requests, self.max_tool_calls, self.max_input_tokens)
+        control = RunControl.start(self.max_turns, self.max_seconds, cancel, budget)
         return Run(self, control, plan_first=plan_first, call_log=call_log).execute(task)
 
     def about(self) -> dict[str, Any]:
@@ -125,7 +127,7 @@ class Agent:
         if self.subagents and depth == 0:  # a sub-agent never delegates again
             found.append(Subagents([self.tools[n] for n in self.subagent_tools],
                                    self.subagent_max_turns, run_child, self.agent_id))
-        if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 08)
+        if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
             found.append(Verification(self.max_refusals))
         return found
 

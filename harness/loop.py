@@ -12,7 +12,7 @@
 
 Messages are plain dicts in the OpenAI wire format: ``result.messages`` is exactly what
 the model was sent. Later lessons add mechanisms (planning, sub-agents) that the loop
-calls at fixed points (mechanism.py), so it reads the same from lesson 01 to 08.
+calls at fixed points (mechanism.py), so it reads the same from lesson 01 to 10.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class Run:
         if reply.refusal or reply.finish_reason == "length":  # never a silent "completed"
             raise RunOver("refused" if reply.refusal else "truncated", final=text)
         answer = Answer(text, self.control.turns_left() <= 0, refusal)
-        for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (08)
+        for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (09)
             if self.note(mechanism.on_answer(answer)):
                 return  # pushed back: the next request carries why
         raise RunOver("completed", final=text)

@@ -110,23 +110,23 @@ class PanelState:
             self.used["requests"] += 1
         elif kind == "tool_result" and d.get("ran"):
             self.used["tool_calls"] += 1
-        elif event.type == "model_reply":
+        elif kind == "model_reply":
             self.tokens[event.agent_id] = (self.tokens.get(event.agent_id, 0)
                                            + d["usage"].get("total_tokens", 0))
             self.used["input_tokens"] += d["usage"].get("prompt_tokens", 0)
             self.estimated = self.estimated or bool(d["usage"].get("estimated"))
             self.context = (event.agent_id, d["usage"])
-        elif event.type == "plan_update" and event.depth == 0:
+        elif kind == "plan_update" and event.depth == 0:
             self.items = [TodoItem(**todo) for todo in d["todos"]]
             self.change = {k: d.get(k, []) for k in ("added", "removed", "status_changes")}
-        elif event.type in ("subagent_start", "subagent_end"):
+        elif kind in ("subagent_start", "subagent_end"):
             self.children[d["child_id"]] = {"task": d["task"], "tool_calls": d.get("tool_calls", 0),
                                             "outcome": d.get("outcome", "running")}
             if "usage" in d:  # the child's own total, the same number the run rolls up
                 self.tokens[d["child_id"]] = d["usage"].get("total_tokens", 0)
-        elif event.type == "run_end" and event.depth > 0:
+        elif kind == "run_end" and event.depth > 0:
             self.steps.pop(event.depth, None)
-        elif event.type == "run_end":
+        elif kind == "run_end":
             self.end = dict(d, during=self.step_text())
             self.status, self.steps = d["outcome"], {}
             self.live.stopped = True  # what was being written stays, marked as stopped
@@ -195,11 +195,12 @@ class PanelState:
                 window = f" of {self.window:,} ({share:.0f}%)"
             lines.append(f"Context: {tokens(usage, 'prompt_tokens')} tokens{window}, "
                          f"last request ({agent_id})")
-        if self.limits:
+        if self.limits:  # input tokens are estimated when the replies' usage was
+            mark = {"input_tokens": "~" if self.estimated else ""}
             lines.append("Budget: " + ", ".join(
-                f"{self.used[name]:,}" + (f"/{limit:,}" if limit else "") + f" {label}"
-                for name, label in BUDGETS.items() if (limit := self.limits.get(name))
-                or self.used[name]))
+                f"{mark.get(name, '')}{self.used[name]:,}" + (f"/{limit:,}" if limit else "")
+                + f" {label}" for name, label in BUDGETS.items()
+                if (limit := self.limits.get(name)) or self.used[name]))
         return lines
 
     def text(self) -> str:
