@@ -1,0 +1,145 @@
+"""The numbers a lesson's text states agree with the outputs committed under it.
+
+nbval checks that each output is what the code prints today; these tests check that the
+sentences around the outputs say the same thing (a round, a count, a cap, a size), so a
+change to the harness that moves a number cannot leave the text behind. Each test reads
+the committed notebook, finds the sentence and the output it talks about, and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+
+
+class Lesson:
+    def __init__(self, stem: str) -> None:
+        path = next(LESSONS.glob(f"{stem}_*.ipynb"))
+        self.cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+    def text(self) -> str:
+        """All the markdown, as one string (line breaks folded to spaces)."""
+        return " ".join(" ".join("".join(c["source"]).split())
+                        for c in self.cells if c["cell_type"] == "markdown")
+
+    def output(self, code: str) -> str:
+        """The printed output of the one code cell whose source contains ``code``."""
+        found = [c for c in self.cells if c["cell_type"] == "code" and code in "".join(c["source"])]
+        assert len(found) == 1, f"{code!r} is in {len(found)} code cells"
+        return "".join("".join(o.get("text", "")) for o in found[0]["outputs"])
+
+
+def said(lesson: Lesson, pattern: str) -> re.Match:
+    match = re.search(pattern, lesson.text())
+    assert match, f"the lesson no longer says {pattern!r}: update this test with the text"
+    return match
+
+
+def test_l05_the_rounds_the_text_names_are_the_rounds_the_counter_printed():
+    l05 = Lesson("05")
+    rounds = said(l05, r"Counting by success reminds it after rounds (\d+) and (\d+)\.")
+    printed = re.search(r"counting by success: \[(.*)\]", l05.output("reminders(broken_updates"))
+    assert [int(n) for n in rounds.groups()] == [int(n) for n in printed.group(1).split(",")]
+
+
+def test_l05_the_request_that_carries_the_reminder_is_the_one_printed():
+    l05 = Lesson("05")
+    request = int(said(l05, r"so request (\d+) arrives with the reminder as its last message")
+                  .group(1))
+    out = l05.output("print(mini_run(replies, plan_first=True))")
+    carrying = re.search(r"request (\d+): .*\n\s+last message: <reminder>", out)
+    assert carrying and int(carrying.group(1)) == request
+
+
+def test_l05_the_budget_run_ends_after_the_requests_the_text_says():
+    l05 = Lesson("05")
+    budget = int(said(l05, r"the same replies with a budget of (\d+) requests").group(1))
+    out = l05.output("print(mini_run(replies, max_turns=")
+    assert max(int(n) for n in re.findall(r"request (\d+):", out)) == budget
+    assert "turn_limit" in out
+
+
+def test_l07_turns_requests_and_tokens_in_the_text_match_the_run():
+    l07 = Lesson("07")
+    turns = int(said(l07, r"This lesson's run should give `completed`, (\d+) turns").group(1))
+    assert f"completed after {turns} turns" in l07.output("result = agent.run(TASK, plan_first")
+
+    table = l07.output("for i, request in enumerate(model.requests)")
+    rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
+    forced = [int(row[0]) for row in rows if "todo_write" in " ".join(row)]
+    sub = [int(row[0]) for row in rows if row[1] == "sub-agent"]
+    first, second = said(l07, r"request (\d+) because of `plan_first=True`, request (\d+) "
+                               r"because a delegation had just ended").groups()
+    assert forced == [int(first), int(second)]
+    assert sub == [int(n) for n in said(l07, r"The sub-agent's requests \((\d+) and (\d+)\)")
+                   .groups()]
+
+    usage = l07.output("for d in result.delegations:")
+    last = int(re.search(r"context of the last request:\s+~([\d,]+)", usage).group(1)
+               .replace(",", ""))
+    total = int(re.search(r"all its requests together:\s+~([\d,]+)", usage).group(1)
+                .replace(",", ""))
+    said(l07, r"last request carried about 2,000 tokens of context, yet the main agent used "
+              r"more than six times that")
+    assert 1_500 <= last <= 2_500 and 6 <= total / last < 7
+
+
+def test_l07_the_panel_log_keeps_the_number_of_lines_the_text_says():
+    l07 = Lesson("07")
+    kept = int(said(l07, r"\*\*Log\*\* keeps the last (\d+) lines").group(1))
+    panel = l07.output("show_text(panel.text())")
+    log = panel.split("Log:\n")[1].split("\nModel:")[0].splitlines()
+    assert len(log) == kept
+
+
+def test_l08_the_cap_the_text_states_is_the_length_the_model_got():
+    l08 = Lesson("08")
+    cap = int(said(l08, r"cut to at most `max_output` characters \(([\d,]+) by default")
+              .group(1).replace(",", ""))
+    got = re.search(r"the model got ([\d,]+)", l08.output("the tool returned"))
+    assert int(got.group(1).replace(",", "")) == cap
+
+
+def test_l10_the_line_counts_printed_are_the_package_as_committed():
+    out = Lesson("10").output("package = Path(harness.__file__).parent")
+    printed = dict(re.findall(r"^(\S+\.py)\s+(\d+) lines", out, flags=re.M))
+    package = ROOT / "harness"
+    actual = {p.name: str(p.read_text(encoding="utf-8").count("\n"))
+              for p in package.glob("*.py")}
+    assert printed == actual, "re-execute lesson 10 (scripts/execute_notebooks.py)"
+
+
+def test_l10_the_usage_the_text_explains_is_the_usage_printed():
+    l10 = Lesson("10")
+    total, prompt, completion, reasoning = said(
+        l10, r"`total_tokens` is the provider's ([\d,]+), more than ([\d,]+) \+ (\d+): its "
+             r"(\d+) reasoning tokens").groups()
+    out = l10.output('"reasoning_content": "The customer asks')
+    number = {k: v.replace(",", "") for k, v in
+              {"t": total, "p": prompt, "c": completion, "r": reasoning}.items()}
+    assert (f"'prompt_tokens': {number['p']}, 'completion_tokens': {number['c']}, "
+            f"'total_tokens': {number['t']}") in out
+    assert f"'reasoning_tokens': {number['r']}" in out
+    assert int(number["t"]) > int(number["p"]) + int(number["c"])
+
+
+@pytest.mark.parametrize("row, message", [
+    ("the name is not a tool", "Error: unknown tool"),
+    ("the arguments are not valid JSON", "Error: arguments are not valid JSON"),
+    ("two JSON values, or a value that is not an object", "Error: arguments must be one JSON "
+                                                          "object;"),
+    ("a field is unknown, missing or of the wrong type", "Error: invalid arguments:"),
+])
+def test_l02_the_error_table_gives_the_messages_the_lesson_prints(row, message):
+    l02 = Lesson("02")
+    assert f"| {row} | `{message}" in " ".join(
+        "".join(c["source"]) for c in l02.cells if c["cell_type"] == "markdown")
+    printed = " ".join(" ".join("".join(o.get("text", "")) for o in c.get("outputs", []))
+                       for c in l02.cells if c["cell_type"] == "code")
+    assert message in printed
