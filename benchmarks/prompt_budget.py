@@ -15,7 +15,7 @@ import json
 
 from harness.models import estimate_tokens
 from harness.reminder import REMINDER_TEXT, stop_gate_text
-from harness.subagent import delegate_tool
+from harness.subagent import Subagents
 from harness.todo import PLANNING_PROMPT, TodoList
 
 BUDGET_TOKENS = 600
@@ -39,7 +39,7 @@ def measured() -> dict[str, str]:
     return {
         "planning prompt (system)": PLANNING_PROMPT,
         "todo_write schema": json.dumps(TodoList().as_tool().schema()),
-        "delegate_task schema": json.dumps(delegate_tool(lambda task: None).schema()),
+        "delegate_task schema": json.dumps(Subagents([], 10, run_child=None).tool.schema()),
         "todo_write result (4 items)": typical_result(),
         "reminder": REMINDER_TEXT.format(rounds=3),
         "stop gate (2 open items)": stop_gate_text([item["content"] for item in TYPICAL_PLAN[2:]]),

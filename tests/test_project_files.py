@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
@@ -211,3 +212,17 @@ def test_the_provider_variables_are_listed_in_one_place():
               *ROOT.glob("tests/**/*.py"), ROOT / ".ci" / "run")
               if "OPENAI_" + "PROJECT_ID" in p.read_text(encoding="utf-8")]
     assert listed == ["harness/openai_model.py"]
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "benchmarks").glob("*.py")),
+                         ids=lambda p: p.stem)
+def test_every_benchmark_still_imports_what_it_measures(script):
+    # A benchmark is run by hand, so nothing else notices when a module it uses moves.
+    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass in it looks its module up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    assert callable(getattr(module, "main", None))
