@@ -121,7 +121,7 @@ class PlanPanel:
 def _block(lines: list[str], style: str) -> str:
     if not lines:
         return ""
-    return (f'<div style="{MONO}; {style}; margin-top:6px; white-space:pre-wrap">'
+    return (f'<div style="{MONO}; {style}; margin-top:6px; line-height:1.5; white-space:pre-wrap">'
             f'{"<br>".join(escape(line) for line in lines)}</div>')
 
 

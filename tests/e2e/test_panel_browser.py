@@ -40,8 +40,11 @@ CASES = [
                   items=("Find the return rule for opened in-ear headphones",
                          "Find how long a refund takes (sub-agent)",
                          "Save a draft reply in notes/reply.md"),
+                  # the last panel watches the streamed replay: write_file comes from
+                  # the record (no approval), the sub-agent runs again
                   shows=("↩ stop gate: answered with 1 open item, pushed back",
-                         "✓ approved: write_file", "└─ main.sub1")),
+                         "✓ write_file: Wrote 566 characters", "└─ main.sub1",
+                         "Budget: 10/50 requests")),
 ]
 
 
