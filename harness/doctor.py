@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from urllib.parse import urlsplit
 
 PACKAGES = ("pydantic", "openai", "ipywidgets", "jupyterlab", "nbval", "pytest")
@@ -58,7 +59,7 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
     from .sandbox import status  # run_shell's processes: confined here, or not, and why
 
     report["sandbox"] = status()
-    print(report["sandbox"])
+    print(textwrap.fill(report["sandbox"], 96, subsequent_indent="  "))
     print("ready" if not missing else f"missing: {', '.join(missing)}")
     if live:
         report["live"] = _live()
