@@ -7,6 +7,7 @@ bubblewrap, as Codex and Claude Code's sandbox runtime do for their shells::
 
     bwrap --ro-bind / /              the system: readable, never writable
           --dev /dev --tmpfs /tmp    a fresh /dev; scratch space that vanishes with the call
+          --ro-bind PYTHON PYTHON    this Python, if it lives under /tmp (templates run it)
           --bind ROOT ROOT           the workspace (the call's folder): writable...
           --ro-bind ROOT/.git ...    ...except its protected folders (`PROTECTED`)
           --proc /proc               a /proc that shows only the sandbox's processes
@@ -71,6 +72,8 @@ def bwrap_argv(bwrap: str, cwd: Path | None = None) -> list[str]:
     /tmp (it may live there) and the fresh /proc comes last (nothing may hide it).
     """
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in _interpreter_under_tmp():  # templates run this Python: keep it in sight
+        argv += ["--ro-bind", path, path]
     if cwd is not None:
         argv += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
         with os.scandir(cwd) as entries:
@@ -79,6 +82,17 @@ def bwrap_argv(bwrap: str, cwd: Path | None = None) -> list[str]:
     argv += ["--proc", "/proc", "--setenv", "TMPDIR", "/tmp", "--unshare-pid",
              "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     return argv
+
+
+def _interpreter_under_tmp() -> list[str]:
+    """The folders of the running Python (a venv made in a clone under /tmp, say) that the
+    sandbox's fresh /tmp would hide: command templates run ``python`` as this one."""
+    tmp = Path("/tmp").resolve()
+    found = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix,
+                                          os.path.dirname(sys.executable),
+                                          os.path.dirname(os.path.realpath(sys.executable)))
+             if p and Path(p).resolve().is_relative_to(tmp) and os.path.isdir(p)}
+    return sorted(found)
 
 
 def status() -> str:

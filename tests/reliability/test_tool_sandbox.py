@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import string
+import sys
 import warnings
 from pathlib import Path
 
@@ -173,3 +174,19 @@ def test_the_allowlist_passes_locale_and_path_and_nothing_else(
 def test_a_tool_gives_a_variable_explicitly(tmp_path: Path, either: str) -> None:
     result = run_process(["sh", "-c", "echo $REGION"], cwd=tmp_path, env={"REGION": "eu"})
     assert result.output == "exit status 0\nstdout:\neu"
+
+
+def test_a_template_runs_the_harness_python_even_when_it_lives_under_tmp(
+        ws: Workspace, sandboxed: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CI makes its venv inside a clone that may sit in /tmp, which the sandbox replaces
+    # with an empty tmpfs: the interpreter a template runs must stay visible.
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(os.path.realpath(sys.executable))
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
+    (ws.root / "hello.py").write_text("import sys; print('hello', sys.argv[1])\n",
+                                      encoding="utf-8")
+    hello = CommandTool("hello", "Greet.", template="python hello.py {name}",
+                        params={"name": "who"}, cwd=ws.root, timeout=10)
+    result = hello.execute(hello.parse(json.dumps({"name": "Ada"})))
+    assert result.ok and result.output.splitlines()[-1] == "hello Ada", result.output
