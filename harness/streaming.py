@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .wire import ThinkSplitter
+from .wire import ThinkSplitter, content_part
 
 Delta = tuple[str, dict]  # (kind, data) as reported in a model_delta event
 
@@ -97,16 +97,10 @@ class Assembler:
             self.text.append(content)
             return [(kind, {"text": text}) for kind, text in self._think.feed(content)]
         deltas: list[Delta] = []
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and part.get("type") == "thinking":
-                inner = part.get("thinking")
-                text = "".join(p.get("text", "") for p in inner if isinstance(p, dict)) \
-                    if isinstance(inner, list) else str(inner or "")
-                self.thinking.append(text)
-                deltas.append(("reasoning", {"text": text}))
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                self.text.append(part["text"])
-                deltas.append(("text", {"text": part["text"]}))
+        for part in content if isinstance(content, list) else ():  # as a whole reply's
+            kind, text = content_part(part)
+            (self.thinking if kind == "reasoning" else self.text).append(text)
+            deltas.append((kind, {"text": text}))
         return deltas
 
     def _detail(self, detail: Any) -> list[Delta]:

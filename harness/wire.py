@@ -61,7 +61,7 @@ def split_content(content: Any) -> tuple[Any, list[str]]:
     if isinstance(content, list):
         texts = []
         for part in content:
-            kind, text = _part(part)
+            kind, text = content_part(part)
             (texts if kind == "text" else reasoning).append(text)
         content = "".join(texts) if texts else None
     if isinstance(content, str) and "think>" in content:
@@ -119,7 +119,7 @@ class ThinkSplitter:
         return [(kind, text) for kind, text in out if text]
 
 
-def _part(part: Any) -> tuple[str, str]:
+def content_part(part: Any) -> tuple[str, str]:
     """One content part as ``("text" | "reasoning", its text)``."""
     if isinstance(part, str):
         return "text", part
@@ -129,7 +129,7 @@ def _part(part: Any) -> tuple[str, str]:
     if kind in ("thinking", "reasoning", "reasoning_text"):
         inner = part.get("thinking", part.get("reasoning", part.get("text", "")))
         if isinstance(inner, list):  # Mistral: thinking holds text parts of its own
-            inner = "".join(_part(p)[1] for p in inner)
+            inner = "".join(content_part(p)[1] for p in inner)
         return "reasoning", inner if isinstance(inner, str) else ""
     text = part.get("text")
     return "text", text if isinstance(text, str) else ""

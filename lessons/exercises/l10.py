@@ -61,7 +61,7 @@ def check_make_model(make_model: Callable[[str], dict]) -> str:
             assert got["needs_key"] is needs_key, (
                 f"{spelled}: needs_key should be {needs_key} (local servers need no key)")
         OpenAIModel(model=got["model"], base_url=got["base_url"],
-                    api_key="sk-placeholder" if got["needs_key"] else None)
+                    api_key="placeholder-key" if got["needs_key"] else None)
     try:
         make_model("no-such-provider")
     except (ValueError, KeyError) as exc:

@@ -15,6 +15,7 @@ import pytest
 from harness import loop
 
 from .containment import either, sandboxed, unsandboxed  # noqa: F401 (fixtures, by name)
+from .file_tools import outside  # noqa: F401 (a fixture, by name)
 from .transcript import assert_valid_transcript
 
 

@@ -8,7 +8,6 @@ files with more than one name, and write through a temporary file and a rename.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -17,16 +16,7 @@ import pytest
 
 from harness import Agent, Hooks, ScriptedModel, Workspace, say, tool_call
 
-SECRET = "top secret\n"
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text(SECRET, encoding="utf-8")
-    return folder
-
+from .file_tools import SECRET, use
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
@@ -34,15 +24,6 @@ def ws(tmp_path: Path) -> Workspace:
     (root / "docs").mkdir(parents=True)
     (root / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
     return Workspace(root)
-
-
-def use(ws: Workspace, name: str, path: str, **more: str) -> tuple[bool, str]:
-    arguments = {"read_file": {"path": path},
-                 "write_file": {"path": path, "content": "planted"},
-                 "edit_file": {"path": path, "old": "top", "new": "OWNED"}}[name]
-    t = next(t for t in ws.tools if t.name == name)
-    result = t.execute(t.parse(json.dumps({**arguments, **more})))
-    return result.ok, result.output
 
 
 @pytest.mark.parametrize("name", ["read_file", "write_file", "edit_file"])

@@ -8,12 +8,13 @@ in path resolution, for every file tool, however the path is spelled.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from harness import Workspace
+
+from .file_tools import use as use_tool
 
 CONFIG = "[remote]\n\turl = https://user:token@git.example/repo\n"
 
@@ -34,13 +35,13 @@ def ws(tmp_path: Path) -> Workspace:
     return Workspace(root)
 
 
+GIT_PLANT = {"read_file": {}, "write_file": {"content": "[core]\n\tfsmonitor = evil\n"},
+             "edit_file": {"old": "[remote]", "new": "[core] fsmonitor=x"}}
+
+
 def use(ws: Workspace, name: str, path: str) -> tuple[bool, str]:
-    arguments = {"read_file": {"path": path},
-                 "write_file": {"path": path, "content": "[core]\n\tfsmonitor = evil\n"},
-                 "edit_file": {"path": path, "old": "[remote]", "new": "[core] fsmonitor=x"}}
-    t = next(t for t in ws.tools if t.name == name)
-    result = t.execute(t.parse(json.dumps(arguments[name])))
-    return result.ok, result.output
+    """A file tool call that would plant git's fsmonitor (the attack the issue found)."""
+    return use_tool(ws, name, path, **GIT_PLANT[name])
 
 
 @pytest.mark.parametrize("path", [

@@ -16,16 +16,9 @@ import pytest
 
 from harness import Workspace
 
-SECRET = "top secret\n"
+from .file_tools import SECRET, use
+
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text(SECRET, encoding="utf-8")
-    return folder
 
 
 @pytest.fixture
@@ -34,16 +27,6 @@ def ws(tmp_path: Path, outside: Path) -> Workspace:
     (root / "docs").mkdir(parents=True)
     (root / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
     return Workspace(root, shell_timeout=5, max_file_bytes=1000, max_output=2000)
-
-
-def use(ws: Workspace, name: str, path: str) -> tuple[bool, str]:
-    """Call a file tool on ``path`` the way the loop does; a write tries to plant a file."""
-    arguments = {"read_file": {"path": path},
-                 "write_file": {"path": path, "content": "planted"},
-                 "edit_file": {"path": path, "old": "top", "new": "OWNED"}}[name]
-    t = next(t for t in ws.tools if t.name == name)
-    result = t.execute(t.parse(json.dumps(arguments)))
-    return result.ok, result.output
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -24,7 +24,7 @@ from tests.fake_openai import QUICK_RETRY, FakeOpenAI, Scripted, http_error, rep
 pytest_plugins = ("tests.fake_openai",)  # the `fake_openai` fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-KEY_SHAPED = re.compile(r"sk-[A-Za-z0-9_-]{16,}|Bearer\s+[A-Za-z0-9._~+/=-]{12,}")
+KEY_SHAPED = re.compile(r"sk-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{12,}")
 
 
 @pytest.fixture
