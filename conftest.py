@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.live.openai_model import PROVIDER_VARIABLES
 
 ROOT = Path(__file__).resolve().parent
 
-# A learner's live-model settings (harness.openai_model.PROVIDER_VARIABLES) are removed,
+# A learner's live-model settings (harness.live.openai_model.PROVIDER_VARIABLES) are removed,
 # so tests and notebook kernels always run offline on the scripted model.
 
 def pytest_configure(config: pytest.Config) -> None:

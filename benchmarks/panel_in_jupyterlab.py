@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.openai_model import PROVIDER_VARIABLES  # noqa: E402
+from harness.live.openai_model import PROVIDER_VARIABLES  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -46,7 +46,7 @@ SETUP = r'''
 import json, time
 import ipywidgets.widgets.widget as _w
 from harness import Agent, ScriptedModel, tool
-from harness.panel import PlanPanel
+from harness.ui.panel import PlanPanel
 
 OUT = {"messages": 0, "bytes": 0}
 _send = _w.Widget._send

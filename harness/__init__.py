@@ -1,54 +1,49 @@
 """harness: a small, readable LLM agent harness, built step by step in the course.
 
-    from harness import Agent, ScriptedModel, OpenAIModel, tool, tool_call, say
-    from harness import TodoList, TodoItem, Hooks, Permissions, Workspace
+    from harness import Agent, ScriptedModel, tool, tool_call, say, TodoList, Hooks, Permissions
+    from harness import OpenAIModel, Workspace          # extensions, imported on first use
 
-The core depends only on ``pydantic`` (and ``openai`` once you make an `OpenAIModel`);
-the plan panel needs ``ipywidgets`` and is imported from ``harness.panel``.
+The core (the files in this folder) depends only on ``pydantic``. The sub-packages are
+imported only by who uses them:
+
+    harness/live/       OpenAIModel, its settings, provider quirks, streaming, the probe
+    harness/workspace/  the workspace's file tools, search, processes, sandbox, templates
+    harness/ui/         the plan panel, the approval prompt, event lines, the terminal
+    harness/durable/    the call log: intent before each call, resume and replay
 """
 
+from importlib import import_module
+from typing import Any
+
 from .agent import Agent
-from .approval import ask_on_stdin
-from .calllog import CallLog
-from .commands import CommandTool
-from .control import RunControl
-from .doctor import doctor
-from .events import Event
+from .control import Budget, RunControl
+from .events import EVENTS, Event
 from .hooks import Hooks, Permissions
-from .models import ChatModel, ModelError, ModelReply
-from .openai_model import OpenAIModel
-from .result import OUTCOMES, RunResult
+from .mechanism import Answer, Mechanism, Note
+from .models import ChatModel, ModelReply
+from .outcomes import OUTCOMES, ModelError, RunOver
+from .result import RunResult
 from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
+from .settings import Settings
 from .todo import TodoItem, TodoList
 from .tools import Tool, ToolResult, tool
-from .workspace import Workspace
 
-__all__ = [
-    "OUTCOMES",
-    "Agent",
-    "CallLog",
-    "ChatModel",
-    "CommandTool",
-    "Event",
-    "Hooks",
-    "ModelError",
-    "ModelReply",
-    "OpenAIModel",
-    "Permissions",
-    "RequestInfo",
-    "RunControl",
-    "RunResult",
-    "ScriptedModel",
-    "TodoItem",
-    "TodoList",
-    "Tool",
-    "ToolResult",
-    "Workspace",
-    "ask_on_stdin",
-    "doctor",
-    "parallel",
-    "say",
-    "tool",
-    "tool_call",
-]
-__version__ = "0.1.0"
+EXTENSIONS = {  # name: the sub-package module that holds it, imported when first used
+    "OpenAIModel": "harness.live.openai_model", "Workspace": "harness.workspace.folder",
+    "CommandTool": "harness.workspace.commands", "CallLog": "harness.durable.calllog",
+    "ask_on_stdin": "harness.ui.approval", "doctor": "harness.ui.doctor",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in EXTENSIONS:
+        return getattr(import_module(EXTENSIONS[name]), name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+
+
+__all__ = ["EVENTS", "OUTCOMES", "Agent", "Answer", "Budget", "ChatModel", "Event", "Hooks",
+           "Mechanism", "ModelError", "ModelReply", "Note", "Permissions", "RequestInfo",
+           "RunControl", "RunOver", "RunResult", "ScriptedModel", "Settings", "TodoItem",
+           "TodoList", "Tool", "ToolResult", "parallel", "say", "tool", "tool_call",
+           *EXTENSIONS]
+__version__ = "0.2.0"

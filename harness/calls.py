@@ -24,24 +24,34 @@ output), and a ``status`` on the ``tool_result`` event:
 | `unknown`           | started in that run, never finished: reported, not retried | no   |
 
 The harness answers the last seven itself, before any hook: the ``tool_call`` event
-says ``runnable=False``, and your hooks only see calls that could run.
+says ``runnable=False``, and your hooks only see calls that could run. A call log
+(``log``: anything with the three methods of `Ledger`) is asked before, and told after.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .calllog import CallLog
 from .control import RunControl
 from .hooks import Permissions
 from .models import ModelReply
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
 Emit = Callable[..., "str | None"]
-Answer = tuple[str, ToolResult]  # (status, what the model reads)
+Verdict = tuple[str, ToolResult]  # (status, what the model reads)
+
+
+class Ledger(Protocol):
+    """What the call path asks a call log (harness.durable.CallLog) at its three points."""
+
+    def recorded(self, agent_id: str, call_id: str, tool: Tool) -> Verdict | None: ...
+    def intent(self, agent_id: str, call_id: str, tool: str, arguments: Any) -> None: ...
+    def result(self, agent_id: str, call_id: str, tool: str, status: str, ok: bool,
+               output: str) -> None: ...
 
 
 @dataclass
@@ -69,7 +79,7 @@ class CallPath:
 
     def __init__(self, tools: dict[str, Tool], permissions: Permissions | None, emit: Emit,
                  control: RunControl, *, agent_id: str = "main", per_reply: int | None = None,
-                 log: CallLog | None = None) -> None:
+                 log: Ledger | None = None) -> None:
         self.tools, self.permissions, self.emit, self.control = tools, permissions, emit, control
         self.agent_id, self.per_reply, self.log = agent_id, per_reply, log
         self.used_ids: set[str] = set()
@@ -99,12 +109,13 @@ class CallPath:
             except ToolArgumentError as exc:
                 early = "invalid_arguments", ToolResult(False, f"Error: {exc}")
         self.used_ids.add(call_id)
-        # What hooks, the approver and the log see is what will run: a read-only copy.
-        arguments = (readonly(args.model_dump(mode="json")) if args is not None
+        # What hooks, the approver and the log see is what will run, as JSON data; each
+        # gets its own copy, so nothing they do to it changes the call.
+        arguments = (args.model_dump(mode="json") if args is not None
                      else call["function"]["arguments"])
         writes = {"writes": arguments[tool.writes]} if early is None and tool.writes else {}
-        block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
-                          runnable=early is None, **writes)
+        block = self.emit("tool_call", call_id=call_id, tool_name=name,
+                          arguments=copy.deepcopy(arguments), runnable=early is None, **writes)
         if early:
             status, result = early
         elif block := block or self._permission(tool, arguments):
@@ -118,7 +129,7 @@ class CallPath:
                   output=result.output, status=status, ran=status in ("ok", "error"))
         return Call(call_id, name, tool, status, result)
 
-    def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Answer:
+    def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Verdict:
         """Intent on record, then the tool, then its result: a call never runs unlogged."""
         if self.log is not None:
             try:
@@ -127,7 +138,7 @@ class CallPath:
                 return "unlogged", ToolResult(False, "Not run: its intent could not be written "
                                               f"to the call log ({exc.strerror or exc}).")
         self.control.budget.spend("tool_calls")
-        result = tool.execute(args, within=self.control.seconds_left())
+        result = tool.execute(args, self.control)
         status = "ok" if result.ok else "error"
         if self.log is not None:
             try:
@@ -139,7 +150,7 @@ class CallPath:
         return status, result
 
     def _refusal(self, call_id: str, name: str, tool: Tool | None,
-                 position: int) -> Answer | None:
+                 position: int) -> Verdict | None:
         """The harness's own refusals, before any hook."""
         if call_id in self.used_ids:
             text = f"Error: call id {call_id!r} was already used; it is not run twice."
@@ -162,42 +173,10 @@ class CallPath:
         """The permission table's answer: None to run, else the reason the model reads."""
         if self.permissions is None:
             return None
-        if self.permissions.decide(tool) != "ask":
-            return self.permissions.check(tool, arguments)
-        self.emit("approval_request", tool_name=tool.name, arguments=arguments)
-        reason = self.permissions.check(tool, arguments)
+        decision = self.permissions.decide(tool)
+        if decision != "ask":
+            return self.permissions.check(tool, arguments, decision)
+        self.emit("approval_request", tool_name=tool.name, arguments=copy.deepcopy(arguments))
+        reason = self.permissions.check(tool, copy.deepcopy(arguments), decision)
         self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason
-
-
-def readonly(value: Any) -> Any:
-    """A copy of JSON-like data that refuses changes (dicts and lists, all the way down)."""
-    if isinstance(value, dict):
-        return ReadOnlyDict({k: readonly(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return ReadOnlyList(readonly(v) for v in value)
-    return value
-
-
-def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-    raise TypeError("a call's arguments are read-only: they are what will run. To stop the "
-                    "call, return a reason from pre_tool_use")
-
-
-class ReadOnlyDict(dict):
-    """A dict (JSON, equality, pickling all work) whose contents cannot change."""
-
-    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
-
-    def __reduce__(self) -> tuple:
-        return ReadOnlyDict, (dict(self),)
-
-
-class ReadOnlyList(list):
-    """A list (JSON, equality, pickling all work) whose contents cannot change."""
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
-
-    def __reduce__(self) -> tuple:
-        return ReadOnlyList, (list(self),)

@@ -14,30 +14,21 @@ The last three, the deadline and the cancel belong to the whole run: a sub-agent
 spends from the same `Budget` (only its turns are its own), so stopping the parent
 stops the child, and 25 delegations cannot turn ``max_turns=2`` into 100 requests.
 With a deadline or a cancel, a model request is waited for in a thread, so a request
-that hangs cannot hold the run. Tools that start processes read the current
-`RunControl` (`process.py` kills a process when the run stops).
+that hangs cannot hold the run. A tool that works long takes the `RunControl` as an
+argument (tools.py) and asks it ``stop_reason()`` as it goes.
 """
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .models import PromptSizer, estimate_tokens
-from .result import RunOver
+from .outcomes import RunOver
 
 T = TypeVar("T")
-
-_current: contextvars.ContextVar[RunControl | None] = contextvars.ContextVar(
-    "harness_run_control", default=None
-)
-
-
 LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
           "input_tokens": "token_limit"}
 
@@ -60,8 +51,7 @@ class Budget:
 
     def check(self, name: str, more: int = 0) -> None:
         """Raise `RunOver` if spending ``more`` of ``name`` would go past its limit, or if
-        any limit has been reached before (a sub-agent's included). ``more=0``: if
-        nothing of it is left."""
+        any limit has been reached before (a sub-agent's included)."""
         limit = getattr(self, name)
         if limit is not None and self.used[name] + max(more, 1) > limit:
             self.exhausted = LIMITS[name]
@@ -84,7 +74,6 @@ class RunControl:
     cancel: Any = None
     budget: Budget = field(default_factory=Budget)  # shared with sub-agents
     turns: int = 0
-    _sizer: PromptSizer = field(default_factory=PromptSizer, repr=False, compare=False)
     _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
     _gave_up: bool = field(default=False, repr=False, compare=False)
 
@@ -111,20 +100,20 @@ class RunControl:
         return None
 
     def check(self) -> None:
-        """Raise `RunOver` if the run must stop now (before a tool call, for instance)."""
+        """Raise `RunOver` if the run must stop now."""
         reason = self.stop_reason()
         if reason:
             raise RunOver(reason)
 
-    def next_turn(self, messages: list[dict], tools: list[dict]) -> None:
+    def next_turn(self, estimate: Callable[[], int]) -> None:
         """Before a model request: stop if the run must, or if this agent or the run has
-        no request left (or too few input tokens for this one); else count it."""
+        no request left (or too few input tokens: ``estimate()`` for this one)."""
         self.check()
         if self.turns >= self.max_turns:
             raise RunOver("turn_limit")
         self.budget.check("requests")
         if self.budget.input_tokens is not None:  # what this request will cost, about
-            self.budget.check("input_tokens", estimate_tokens(self._sizer.chars(messages, tools)))
+            self.budget.check("input_tokens", estimate())
         self.turns += 1
         self.budget.spend("requests")
 
@@ -176,8 +165,8 @@ class RunControl:
             raise box["error"]
         return box["value"]
 
-    def relay(self, emit: Callable[..., Any], type_: str, **data: Any) -> None:
-        """Pass on what a model reports while `wait` runs it (streamed text, a fallback).
+    def relay(self, emit: Callable[..., Any], type_: str | None = None, **data: Any) -> None:
+        """Pass on what a model reports while `wait` runs it; with no ``type_`` only check.
 
         Raises `RunOver` once the run has stopped, so a streaming model closes its
         stream; nothing reaches the run after `wait` has given up on the request.
@@ -186,18 +175,5 @@ class RunControl:
             if self._gave_up:
                 raise RunOver(self.stop_reason() or "cancelled")
             self.check()
-            emit(type_, **data)
-
-    @contextmanager
-    def active(self) -> Iterator[RunControl]:
-        """Make this the `current()` control while a run executes."""
-        token = _current.set(self)
-        try:
-            yield self
-        finally:
-            _current.reset(token)
-
-
-def current() -> RunControl | None:
-    """The control of the run whose tool is executing now (``None`` outside a run)."""
-    return _current.get()
+            if type_ is not None:
+                emit(type_, **data)

@@ -6,22 +6,23 @@ Every tool call takes one path, the same for your tools and the harness's own
     lookup -> validate arguments -> pre_tool_use hooks -> permissions -> execute
            -> post_tool_use hooks -> {"role": "tool"} message
 
-A hook is a function that receives one kind of event, the moment the loop emits it:
+A hook is a function that receives one kind of event, the moment the loop emits it,
+registered under that event's name: ``hooks.on("tool_call", fn)``. Any event type of
+`events.EVENTS` can have hooks; two may answer:
 
-| hook                 | receives the event    | fires                                  |
-|----------------------|-----------------------|----------------------------------------|
-| `user_prompt_submit` | `run_start`           | once, before the first request         |
-| `pre_tool_use`       | `tool_call`           | before each call runs (may block)      |
-| `post_tool_use`      | `tool_result`         | after each call that ran               |
-| `stop`               | `stop`                | when the model answers (may refuse it) |
-| `subagent_stop`      | `subagent_end`        | when a delegated sub-agent finishes    |
+| hook          | old name (alias)     | fires                                        |
+|---------------|----------------------|----------------------------------------------|
+| `run_start`   | `user_prompt_submit` | once, before the first request               |
+| `tool_call`   | `pre_tool_use`       | before each call that could run (may block)  |
+| `tool_result` | `post_tool_use`      | after each call (the alias: only if it ran)  |
+| `stop`        | `stop`               | when the model answers (may refuse it)       |
+| `subagent_end`| `subagent_stop`      | when a delegated sub-agent finishes          |
 
 The harness refuses an unknown tool or invalid arguments itself (their ``tool_call``
-event says ``runnable=False``), so your hooks only see calls that could run. A
-``pre_tool_use`` callback that returns a string blocks the call: the tool does not run
-and the model reads the string. A ``stop`` callback that returns a string refuses the
-answer: the model reads why and tries again (verify.py; "a tool that ran is not a task
-that is done").
+event says ``runnable=False``), so ``tool_call`` hooks only see calls that could run. A
+``tool_call`` hook that returns a string blocks the call: the tool does not run and the
+model reads the string. A ``stop`` hook that returns a string refuses the answer: the
+model reads why and tries again (harness/durable/verify.py).
 
 `Permissions` is a table ``tool name -> "allow" | "ask" | "deny"``, enforced on the
 same path. The table is frozen when made: nothing a model says or a tool returns can
@@ -35,74 +36,71 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .events import Event
+from .events import EVENTS, Event
 from .tools import Tool
 
-HOOKS: dict[str, tuple[str, str | None]] = {  # name: (the event it receives, fires only if)
+ALIASES: dict[str, tuple[str, str | None]] = {  # old name: (its event, fires only if)
     "user_prompt_submit": ("run_start", None),
-    "pre_tool_use": ("tool_call", "runnable"),   # not for a call the harness refused itself
+    "pre_tool_use": ("tool_call", "runnable"),
     "post_tool_use": ("tool_result", "ran"),     # only for a call that really ran
-    "stop": ("stop", None),
     "subagent_stop": ("subagent_end", None),
 }
-HOOK_NAMES = tuple(HOOKS)
-ANSWERING = ("pre_tool_use", "stop")  # hooks whose string answer is a "no"
-FAILS_CLOSED = {"pre_tool_use": "Blocked"}  # a broken guard blocks; a broken stop hook is
-# only reported (it has not refused anything)
+HOOKS = {**{name: (name, None) for name in EVENTS}, "tool_call": ("tool_call", "runnable"),
+         **ALIASES}  # name: (the event it receives, fires only if)
+ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
+HARNESS_TOOLS = frozenset({"todo_write", "delegate_task"})  # allowed unless the table names
 DECISIONS = ("allow", "ask", "deny")
+NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 
 Approver = Callable[[str, dict], bool]
 
 
-NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
-
-
 class Hooks:
-    """Callbacks by lifecycle point: ``hooks.on("pre_tool_use", fn)``, or as a decorator."""
+    """Callbacks by event: ``hooks.on("tool_call", fn)``, or ``@hooks.on("stop")``."""
 
     def __init__(self) -> None:
-        self._callbacks: dict[str, list[Callable[[Event], Any]]] = {n: [] for n in HOOKS}
-        self._by_event = {event: (name, only_if) for name, (event, only_if) in HOOKS.items()}
-        self._heard: set[str] = set()  # the event types some callback listens to
+        self._callbacks: dict[str, list[tuple[str, str | None, Callable]]] = {}
 
     def on(self, name: str, fn: Callable[[Event], Any] | None = None) -> Any:
-        """Register ``fn(event)`` for a hook; without ``fn``, return a decorator."""
-        if name not in self._callbacks:
-            raise ValueError(f"unknown hook {name!r}; choose one of: {', '.join(HOOKS)}")
+        """Register ``fn(event)`` for the event ``name`` (or an old alias); without
+        ``fn``, return a decorator."""
+        if name not in HOOKS:
+            raise ValueError(f"unknown hook {name!r}; use an event name ({', '.join(EVENTS)}) "
+                             f"or an alias ({', '.join(ALIASES)})")
         if fn is None:
             return lambda f: self.on(name, f)
-        self._callbacks[name].append(fn)
-        self._heard.add(HOOKS[name][0])
+        event, only_if = HOOKS[name]
+        self._callbacks.setdefault(event, []).append((name, only_if, fn))
         return fn
 
     def listening(self, name: str) -> bool:
-        """True if any callback is registered for the hook ``name``."""
-        return bool(self._callbacks[name])
+        """True if any callback is registered for the event (or alias) ``name``."""
+        return bool(self._callbacks.get(HOOKS[name][0]))
 
     def fire(self, event: Event) -> tuple[str | None, Sequence[tuple[str, str]]]:
-        """Run the callbacks of the hook that listens to ``event``, in order.
+        """Run the callbacks registered for ``event``'s type, in order.
 
         Returns the answer (the first non-empty string of a hook that may say no;
         ``None`` otherwise) and ``(hook, error)`` for each callback that raised. A broken
-        callback never takes the run down; a broken ``pre_tool_use`` guard blocks its call.
+        callback never takes the run down; a broken ``tool_call`` guard blocks its call.
         """
-        if event.type not in self._heard:  # most events: no hook listens to them
-            return NOTHING
-        name, only_if = self._by_event[event.type]
-        if only_if and not event.data[only_if]:
+        callbacks = self._callbacks.get(event.type)
+        if not callbacks:  # most events: no hook listens to them
             return NOTHING
         errors = []
-        for fn in self._callbacks[name]:
+        for name, only_if, fn in callbacks:
+            if only_if and not event.data[only_if]:
+                continue
             try:
                 answer = fn(event)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # even sys.exit() in a hook never ends the run
                 errors.append((name, f"{type(exc).__name__}: {exc}"))
-                if name in FAILS_CLOSED:  # a guard that cannot decide says no
-                    return f"{FAILS_CLOSED[name]}: a {name} hook failed ({errors[-1][1]}).", errors
+                if event.type == "tool_call":  # a guard that cannot decide says no
+                    return f"Blocked: a {name} hook failed ({errors[-1][1]}).", errors
                 continue
-            if name in ANSWERING and isinstance(answer, str) and answer:
+            if event.type in ANSWERING and isinstance(answer, str) and answer:
                 return answer, errors
         return None, errors
 
@@ -135,18 +133,19 @@ class Permissions:
     def decide(self, tool: Tool | str) -> str:
         """The table's answer for a tool: ``"allow"``, ``"ask"`` or ``"deny"``.
 
-        Give the `Tool` itself for the answer a run acts on: the harness's own tools
-        (made by the harness, ``harness_tool=True``) are allowed unless the table names
-        them. A tool of yours with the same name gets the table's answer like any other.
+        By name, whether you give the name or the `Tool`: the harness's own tools
+        (`HARNESS_TOOLS`: ``todo_write``, ``delegate_task``) are allowed unless the table
+        names them; every other tool not in the table gets ``default``.
         """
         name = tool if isinstance(tool, str) else tool.name
         if name in self.rules:
             return self.rules[name]
-        return "allow" if getattr(tool, "harness_tool", False) else self.default
+        return "allow" if name in HARNESS_TOOLS else self.default
 
-    def check(self, tool: Tool | str, arguments: dict) -> str | None:
-        """``None`` if the call may run, else the reason the model will read."""
-        decision = self.decide(tool)
+    def check(self, tool: Tool | str, arguments: dict, decision: str | None = None) -> str | None:
+        """``None`` if the call may run, else the reason the model will read
+        (``decision``: `decide`'s answer, when the caller has it already)."""
+        decision = decision or self.decide(tool)
         name = tool if isinstance(tool, str) else tool.name
         if decision == "allow":
             return None

@@ -1,8 +1,8 @@
 """The agent loop: ask the model, run the tools it asks for, repeat until it answers.
 
-    run(task) -> messages = [system, user]                            run_start event
+    run(task) -> messages = [system, (earlier turns), user]           run_start event
       loop:
-        ask      the budget, the tool_choice -> model.complete(messages, tools, tool_choice)
+        ask      the budget, what is sent, the tool_choice -> model.complete(...)
                  messages += the assistant message, exactly as the model sent it
         tools?   each call down the one path (calls.py) -> one tool message each
                  after the round, a mechanism may add a message (the reminder)
@@ -10,9 +10,9 @@
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
     -> RunResult                                                      run_end event
 
-Messages are plain dicts in the OpenAI wire format: ``result.messages`` is exactly what
-the model was sent. Later lessons add mechanisms (planning, sub-agents) that the loop
-calls at fixed points (mechanism.py), so it reads the same from lesson 01 to 10.
+Messages are plain dicts in the OpenAI wire format. Later lessons add mechanisms
+(planning, sub-agents) that the loop calls at fixed points (mechanism.py), so it reads
+the same from lesson 01 to 10.
 """
 
 from __future__ import annotations
@@ -21,50 +21,47 @@ import time
 import warnings
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .calllog import CallLog
-from .calls import CallPath
+from .calls import CallPath, Ledger
 from .control import RunControl
 from .events import TRANSIENT, Event, notify
-from .mechanism import Answer, Note
-from .models import ModelError, ModelReply, Transcript, ask, copy_message
-from .result import RunOver, RunResult, usage_of
-from .streaming import LiveReply
-from .subagent import INTERRUPTED, Child, Delegation
+from .mechanism import Answer, Mechanism, Note
+from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
+from .outcomes import INTERRUPTED, RunOver
+from .result import RunResult, usage_of
 
-if TYPE_CHECKING:
-    from .agent import Agent
-
-UNKNOWN = "Interrupted while running (KeyboardInterrupt): its result is unknown."
+UNKNOWN_RESULT = "Interrupted while running (KeyboardInterrupt): its result is unknown."
 
 
 class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
-    def __init__(self, agent: Agent, control: RunControl, *, depth: int = 0, sink: Any = None,
-                 plan_first: bool = False, call_log: CallLog | None = None) -> None:
+    def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
+                 plan_first: bool = False, call_log: Ledger | None = None) -> None:
         self.agent, self.control, self.depth = agent, control, depth
-        self.agent_id, self.messages, self.events = agent.agent_id, Transcript(), []
+        self.agent_id, self.messages, self.events = agent.agent_id, [], []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.mechanisms = agent.mechanisms(self.run_child, plan_first=plan_first, depth=depth)
-        tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
+        self.streamed: list[dict] = []  # what a streaming model has sent of this reply
+        mechanisms = agent.mechanisms(self.run_child, plan_first=plan_first, depth=depth)
+        self.mechanisms: list[Mechanism] = mechanisms  # made by the agent, fresh for this run
+        tools = {**agent.tools, **{t.name: t for m in mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
 
-    def execute(self, task: str) -> RunResult:
+    def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
         """Run to an outcome and return everything the run produced, however it ended."""
         started, end = time.monotonic(), RunOver("model_error")
         try:
-            with self.control.active():
-                prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
-                self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
-                                  {"role": "user", "content": task}]
-                self.emit("run_start", task=task, tools=list(self.calls.tools),
-                          **self.agent.about(), limits=self.control.budget.limits())
-                self.loop()
+            prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
+            self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
+                              *(m for m in history if m.get("role") != "system"),
+                              {"role": "user", "content": task}]
+            self.emit("run_start", task=task, tools=list(self.calls.tools),
+                      **self.agent.about(), limits=self.control.budget.limits())
+            self.loop()
         except RunOver as over:
             end = over
         except KeyboardInterrupt:  # Kernel -> Interrupt: keep everything, say what happened
@@ -89,21 +86,24 @@ class Run:
 
     def ask(self) -> ModelReply:
         """One model request: check the budget, pick the tool_choice, record the reply."""
-        self.control.next_turn(self.messages, self.schemas)  # cancel, time, budget: stop here
+        sent = self.messages
+        for mechanism in self.mechanisms:
+            sent = mechanism.before_request(sent)  # what is sent; the transcript stays whole
+        self.control.next_turn(lambda: self.estimate(sent))  # cancel, time, budget: stop here
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
-        self.emit("model_request", turn=self.control.turns, n_messages=len(self.messages),
+        self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
                   tool_choice=choice)
-        report, self.live = partial(self.control.relay, self.report), LiveReply()
+        report, self.streamed = partial(self.control.relay, self.report), []
         try:
             reply = self.control.wait(
-                lambda: ask(self.agent.model, self.messages, self.schemas, choice, report))
+                lambda: ask(self.agent.model, sent, self.schemas, choice, report))
         except ModelError as exc:  # a failed request, a model object that raised or exited
             raise RunOver("model_error", error=str(exc)) from None
         except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
-            if not self.live.empty():
-                self.emit("model_partial", **self.live.so_far())
+            if self.streamed:
+                self.emit("model_partial", **self.so_far())
             raise
         self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
         message = self.calls.unique_ids(reply).message()
@@ -127,7 +127,8 @@ class Run:
             self.answer_missing(calls, start, f"Not run: the run stopped ({over.outcome}).")
             raise
         except KeyboardInterrupt:  # the call that was running has an unknown result
-            self.answer_missing(calls, start, UNKNOWN, "Not run: interrupted (KeyboardInterrupt).")
+            self.answer_missing(calls, start, UNKNOWN_RESULT,
+                                "Not run: interrupted (KeyboardInterrupt).")
             raise
         for mechanism in self.mechanisms:
             self.note(mechanism.after_round(done))  # the reminder (lesson 05)
@@ -146,7 +147,7 @@ class Run:
         raise RunOver("completed", final=text)
 
     # -- what the loop does for the steps above ------------------------------------------
-    def tool_message(self, call: dict, content: str) -> None:
+    def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
     def answer_missing(self, calls: list[dict], start: int, first: str, rest: str = "") -> None:
@@ -175,12 +176,20 @@ class Run:
         return answer
 
     def report(self, type_: str, **data: Any) -> None:
-        """What a model tells while it answers: streamed text (for observers only), a fallback."""
+        """What a model tells while it answers: streamed text (observers only), a fallback."""
         if type_ in TRANSIENT:
-            self.live.add(data.get("kind", ""), data)
+            self.streamed.append(data)
             self.forward(Event(type_, self.agent_id, self.depth, data))
         else:
             self.emit(type_, **data)
+
+    def so_far(self) -> dict[str, Any]:
+        """What had streamed of a reply that was stopped (the ``model_partial`` event)."""
+        part = {kind: "".join(d["text"] for d in self.streamed if d.get("kind") == kind)
+                for kind in ("text", "reasoning", "tool_call")}
+        call = next((d.get("name") for d in reversed(self.streamed) if d.get("name")), None)
+        return {"text": part["text"], "reasoning": part["reasoning"], "call": call,
+                "arguments": part["tool_call"]}
 
     def forward(self, event: Event) -> None:
         """An event (a sub-agent's too) joins this run's list and reaches its observers."""
@@ -188,7 +197,12 @@ class Run:
             self.events.append(event)
         self.sink(event)
 
-    def run_child(self, child: Child) -> Delegation:
+    def estimate(self, messages: list[dict]) -> int:
+        """About how many tokens a request of ``messages`` costs (with the tool schemas)."""
+        chars = sum(map(message_chars, messages)) + sum(len(str(s)) for s in self.schemas)
+        return estimate_tokens(chars)
+
+    def run_child(self, child: Any) -> Any:
         """Run a sub-agent in this run (subagent.py chose what it gets); its events join ours."""
         self.emit("subagent_start", child_id=child.agent_id, task=child.task)
         result = Run(self.agent.for_child(child), self.control.child(child.max_turns),
@@ -197,4 +211,3 @@ class Run:
         done = child.record(result)
         self.emit("subagent_end", **done.to_dict())
         return done
-

@@ -1,11 +1,13 @@
 """Mechanisms: how a lesson's piece joins the loop without growing a branch in it.
 
-The loop (`loop.py`) has five fixed points. A mechanism is an object made fresh for
+The loop (`loop.py`) has six fixed points. A mechanism is an object made fresh for
 each run that may act at any of them; the loop asks every mechanism, in order:
 
     the run starts        prompt(), tools()        planning: its paragraph, todo_write
                                                    sub-agents: delegate_task
-    before each request   tool_choice()            planning: force todo_write
+    before each request   before_request(msgs)     what is sent (compaction), the
+                                                   transcript itself unchanged
+                          tool_choice()            planning: force todo_write
     after each call       after_call(call)         planning: a plan_update event
     after each round      after_round(calls)       planning: the stale-plan reminder
     on an answer          on_answer(answer)        planning: the stop gate
@@ -13,18 +15,19 @@ each run that may act at any of them; the loop asks every mechanism, in order:
 
 What a mechanism wants done comes back as `Note`s: an event to record and, if it has
 one, a user message that the next request carries. To end the run instead, it raises
-`RunOver` (result.py) with the outcome.
+`RunOver` (outcomes.py) with the outcome. Pass your own: ``Agent(..., mechanisms=[...])``
+takes mechanism classes (or any function of no arguments that makes one), called once
+per run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .calls import Call
-    from .tools import Tool
+from .calls import Call
+from .tools import Tool
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,12 @@ class Mechanism:
     def tools(self) -> list[Tool]:
         """Tools this mechanism adds to the run (made fresh for the run)."""
         return []
+
+    def before_request(self, messages: list[dict]) -> list[dict]:
+        """The messages the next request sends: ``messages`` (the transcript so far, or
+        what a mechanism before this one made of it) or a new list. Never edit the
+        transcript itself: the run keeps every message it produced."""
+        return messages
 
     def tool_choice(self) -> Any:
         """The ``tool_choice`` for the next request, or ``None`` for no opinion."""

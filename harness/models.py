@@ -1,18 +1,15 @@
 """Models: the one thing the loop asks a question of.
 
-A model takes the conversation so far (OpenAI chat-completions wire format) plus the
-tool schemas and answers with one assistant message: text, tool calls, or both.
-
     messages, tools, tool_choice --> model.complete(...) --> ModelReply(content, tool_calls, usage)
 
-This module holds what every model shares: the `ChatModel` protocol, `ModelReply` and
-the one reply parser, `parse_reply`. The two models of the course live next to it:
+A model takes the conversation so far (OpenAI chat-completions wire format) plus the
+tool schemas and answers with one assistant message: text, tool calls, or both. This
+module holds what every model shares: the `ChatModel` protocol, `ModelReply`, and
+`parse_reply`, which reads one assistant message in the wire format. The models:
 
-- `ScriptedModel` (scripted.py) plays back assistant messages you write, or build with a
-  function from what the tools really returned. Offline, deterministic, and it keeps
-  every request it received, so you can look at exactly what was sent.
-- `OpenAIModel` (openai_model.py) calls any OpenAI-compatible server through the
-  `openai` SDK (OpenAI, DeepSeek, GLM, Ollama, vLLM, OpenRouter).
+- `ScriptedModel` (scripted.py) plays back replies you write. Offline, deterministic.
+- `OpenAIModel` (harness.live) calls any OpenAI-compatible server through the `openai`
+  SDK; what real providers add to a reply is read there (harness/live/wire.py).
 """
 
 from __future__ import annotations
@@ -23,14 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .result import RunOver
-from .wire import ECHOED, echoed, read_usage, reasoning_fields, split_content
+from .outcomes import ModelError, RunOver
 
 Message = dict[str, Any]
-
-
-class ModelError(RuntimeError):
-    """A model request failed. The loop turns it into the outcome ``"model_error"``."""
+Report = Callable[..., None]
+# Message fields a provider needs back on its own assistant turns, kept as received.
+ECHOED = ("reasoning_content", "reasoning", "reasoning_details", "extra_content", "refusal")
 
 
 @dataclass
@@ -60,23 +55,18 @@ class ModelReply:
                 **self.extra}
 
 
-Report = Callable[..., None]
-
-
 class ChatModel(Protocol):
     """Anything with this method can drive an `Agent`.
 
     A model may also take ``report``: ``report(event_type, **data)`` tells the run what
     happens while it answers (streamed text as ``model_delta``, a ``tool_choice``
-    fallback). It raises `RunOver` when the run has stopped: stop streaming then.
+    fallback); ``report()`` with no event only asks whether the run goes on. Either
+    raises `RunOver` once the run has stopped: stop answering then.
     """
 
     def complete(
         self, messages: list[Message], tools: list[dict], tool_choice: Any = None
     ) -> ModelReply: ...
-
-
-_TAKES_REPORT: dict[type, bool] = {}
 
 
 def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
@@ -87,84 +77,80 @@ def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choic
     a stop (`RunOver`: cancel, time; KeyboardInterrupt) passes through as it is.
     """
     try:
-        return _complete(model, messages, tools, tool_choice, report)
+        if takes(model.complete, "report"):
+            return model.complete(messages, tools, tool_choice, report=report)
+        return model.complete(messages, tools, tool_choice)
     except (ModelError, RunOver, KeyboardInterrupt):
         raise
     except BaseException as exc:
         raise ModelError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _complete(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
-              report: Report) -> ModelReply:
-    kind = type(model)
-    if kind not in _TAKES_REPORT:
+_TAKES: dict[tuple[Any, str], bool] = {}
+
+
+def takes(fn: Callable[..., Any], what: str) -> bool:
+    """Does ``fn`` take a keyword ``what``, or (``what="2 args"``) two positional ones?"""
+    key = (getattr(fn, "__func__", fn), what)
+    if key not in _TAKES:
         try:
-            params = inspect.signature(model.complete).parameters
-        except (TypeError, ValueError):
-            params = {}
-        _TAKES_REPORT[kind] = "report" in params
-    if _TAKES_REPORT[kind]:
-        return model.complete(messages, tools, tool_choice, report=report)
-    return model.complete(messages, tools, tool_choice)
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # a builtin without a signature
+            params = []
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        _TAKES[key] = (len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+                       if what == "2 args" else any(p.name == what for p in params))
+    return _TAKES[key]
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                 id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
-    """Turn an assistant message dict (from a script or from the SDK) into a `ModelReply`.
+    """Turn an assistant message dict in the wire format into a `ModelReply`.
 
-    Tool calls are normalised to the wire format: ``id``, ``type: "function"`` and
-    ``function: {name, arguments}`` with ``arguments`` a string. A call without an id
-    gets ``<id_prefix>_<index>``. Arguments are *not* parsed here: a malformed string
-    reaches the tool layer, which refuses it in a way the model can read. What real
-    providers add (reasoning, content parts, ``<think>``, usage details) is read by
-    wire.py: see its table.
+    Tool calls are normalised: ``id``, ``type: "function"`` and ``function: {name,
+    arguments}`` with ``arguments`` a string; a call without an id gets
+    ``<id_prefix>_<index>``. Arguments are *not* parsed here: a malformed string reaches
+    the tool layer, which refuses it in a way the model can read. Without ``usage`` the
+    tokens are estimated (``estimate``: the prompt's) and marked ``"estimated": True``.
     """
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
-    content, thought = split_content(message.get("content"))
-    plain = ECHOED.isdisjoint(message)  # no provider fields: the common case, made quick
-    refusal = None if plain or not isinstance(message.get("refusal"), str) else message["refusal"]
+    content, refusal = message.get("content"), message.get("refusal")
+    refusal = refusal if isinstance(refusal, str) and refusal else None
     if content is None and refusal:  # a refusal is the model's answer too
         content = refusal
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
-    calls = [_wire_call(call, i, id_prefix) for i, call in enumerate(message.get("tool_calls")
-                                                                    or [])]
-    found = thought if plain else reasoning_fields(message) + thought
-    reasoning = "\n\n".join(dict.fromkeys(found)) if found else None
-    if usage:
-        report = read_usage(usage)
-    else:
+    raw = message.get("tool_calls") or []
+    calls = [_wire_call(call, i, id_prefix) for i, call in enumerate(raw)]
+    reasoning = next((message[k] for k in ("reasoning_content", "reasoning")
+                      if isinstance(message.get(k), str) and message[k]), None)
+    if not usage:
         written = sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) + 40
                       for c in calls)
         completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
-        report = {"prompt_tokens": estimate, "completion_tokens": completion,
-                  "total_tokens": estimate + completion, "estimated": True}
-    made = () if not calls else tuple(
-        i for i, call in enumerate(message["tool_calls"])
-        if not (isinstance(call, dict) and call.get("id")))
-    return ModelReply(content, calls, report, finish_reason, refusal or None, reasoning,
-                      {} if plain else echoed(message), made)
+        usage = {"prompt_tokens": estimate, "completion_tokens": completion,
+                 "total_tokens": estimate + completion, "estimated": True}
+    made = tuple(i for i, call in enumerate(raw) if not (isinstance(call, dict) and call.get("id")))
+    extra = {k: message[k] for k in ECHOED if message.get(k) is not None}
+    return ModelReply(content, calls, usage, finish_reason, refusal, reasoning, extra, made)
 
 
 def _wire_call(call: Any, index: int, id_prefix: str) -> dict:
-    """One tool call in the wire format. Fields a provider added to the call (Gemini's
-    ``extra_content``) stay; a stream's ``index`` goes."""
+    """One tool call in the wire format; fields a provider added (Gemini's
+    ``extra_content``) stay, a stream's ``index`` goes."""
     call = call if isinstance(call, dict) else {}
     fn = call.get("function") or {}
     args = fn.get("arguments", "")
     if not isinstance(args, str):  # a hand-written script may pass a dict
         args = json.dumps(args, ensure_ascii=False)
     call_id, name = call.get("id") or f"{id_prefix}_{index}", fn.get("name") or ""
-    extra = {} if len(call) <= 3 else {k: v for k, v in call.items()
-                                        if k not in ("id", "type", "function", "index")}
-    return {  # odd ids and names become strings: the loop refuses them cleanly
-        "id": call_id if isinstance(call_id, str) else json.dumps(call_id),
-        "type": "function",
-        "function": {"name": name if isinstance(name, str) else json.dumps(name),
-                     "arguments": args},
-        **extra,
-    }
+    extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
+    return {"id": call_id if isinstance(call_id, str) else json.dumps(call_id),
+            "type": "function",  # odd ids and names become strings: the loop refuses them
+            "function": {"name": name if isinstance(name, str) else json.dumps(name),
+                         "arguments": args}, **extra}
 
 
 def estimate_tokens(chars: int) -> int:
@@ -172,45 +158,11 @@ def estimate_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-class PromptSizer:
-    """Estimates the prompt size of a growing transcript in O(new messages) per request.
-
-    Re-counting the whole history on every request would make a long run quadratic,
-    so it remembers how far it had counted in each message list. It remembers only
-    the last few lists (a run and its sub-agents), so a model used for many runs does
-    not hold on to every transcript it ever saw.
-    """
-
-    KEEP = 8
-
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[int, int, Message | None]] = {}
-        self._tools: tuple[list[dict] | None, int] = (None, 0)
-
-    def chars(self, messages: list[Message], tools: list[dict]) -> int:
-        count, total, last = self._seen.pop(id(messages), (0, 0, None))
-        if count > len(messages) or (count and messages[count - 1] is not last):
-            count, total = 0, 0  # not the list we counted before: start again
-        for msg in messages[count:]:
-            total += len(str(msg.get("content") or "")) + 12
-            total += sum(len(c["function"]["arguments"]) + 40 for c in msg.get("tool_calls") or ())
-        if messages:
-            self._seen[id(messages)] = (len(messages), total, messages[-1])
-            if len(self._seen) > self.KEEP:  # forget the list used longest ago
-                del self._seen[next(iter(self._seen))]
-        return total + self._tools_chars(tools)
-
-    def _tools_chars(self, tools: list[dict]) -> int:
-        if not tools:
-            return 0
-        if self._tools[0] is not tools:
-            self._tools = (tools, len(json.dumps(tools)))
-        return self._tools[1]
-
-
-class Transcript(list):
-    """The messages of one harness run. The loop only ever appends to it, and never
-    edits a message it has sent, so a model may record it message by message."""
+def message_chars(message: Message) -> int:
+    """About how many characters one message costs in a request (the estimate's unit)."""
+    calls = message.get("tool_calls") or ()
+    return len(str(message.get("content") or "")) + 12 + sum(
+        len(c["function"]["arguments"]) + 40 for c in calls)
 
 
 def copy_message(message: Message) -> Message:
@@ -223,15 +175,3 @@ def copy_message(message: Message) -> Message:
         copy["tool_calls"] = [{**c, "function": dict(c.get("function") or {})}
                               for c in copy["tool_calls"]]
     return copy
-
-
-def __getattr__(name: str) -> Any:
-    """``harness.models.ScriptedModel`` and ``.OpenAIModel`` still work: they now live in
-    modules of their own (imported here on first use, so no import runs in a circle)."""
-    if name in ("ScriptedModel", "ScriptExhausted"):
-        from . import scripted
-        return getattr(scripted, name)
-    if name == "OpenAIModel":
-        from .openai_model import OpenAIModel
-        return OpenAIModel
-    raise AttributeError(f"module 'harness.models' has no attribute {name!r}")

@@ -22,7 +22,7 @@ from typing import Any
 from .calls import Call
 from .mechanism import Answer, Mechanism, Note
 from .reminder import Reminder, forced, stop_gate_text
-from .result import RunOver
+from .outcomes import RunOver
 from .todo import PLANNING_PROMPT, TodoList, diff
 from .tools import Tool
 

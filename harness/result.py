@@ -1,32 +1,14 @@
-"""`RunResult`: everything one run produced, for every way it can end.
+"""`RunResult`: everything one run produced, for every way it can end (outcomes.py).
 
-| outcome        | meaning                                                         |
-|----------------|-----------------------------------------------------------------|
-| `completed`    | the model answered without calling a tool (and the plan is done) |
-| `open_items`   | it answered twice while its plan still had open items            |
-| `turn_limit`   | this agent's `max_turns` model requests were used up             |
-| `time_limit`   | `max_seconds` ran out                                            |
-| `cancelled`    | `cancel.is_set()` became true (or the kernel was interrupted)    |
-| `model_error`  | a model request failed; `error` says why                        |
-| `truncated`    | the answer was cut off (``finish_reason: "length"``); `final` holds what came |
-| `refused`      | the model refused to answer; `final` holds its refusal           |
-| `request_limit` | the run's model requests (``max_requests``) were used up        |
-| `tool_call_limit` | the run's tool calls (``max_tool_calls``) were used up        |
-| `token_limit`  | the run's input tokens (``max_input_tokens``) were used up      |
-| `unverified`   | a ``stop`` hook kept refusing the answer; `final` is the last one, `error` why |
-
-Nothing of the transcript is lost: ``messages`` holds every message sent and
-received, ``events`` every step. ``save(path)`` writes it as JSON; ``load(path)`` reads
-it back, and ``ScriptedModel.from_run(path)`` replays it offline.
-
-Inside the harness a run ends by raising `RunOver` with its outcome, wherever the
-reason is found (the budget, the stop gate, an answer); the loop turns it into the
-`RunResult`, so the loop itself keeps no bookkeeping for endings.
+Nothing of the transcript is lost: ``messages`` holds every message sent and received,
+``events`` every step. ``save(path)`` writes it as JSON; ``load(path)`` reads it back,
+and ``ScriptedModel.from_run(path)`` replays it offline.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,32 +17,16 @@ from .events import Event
 from .subagent import Delegation
 from .todo import TodoItem, render
 
-OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
-            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit",
-            "unverified")
-
-
-class RunOver(Exception):
-    """The run ends now, with this outcome (and the answer or the error, if any)."""
-
-    def __init__(self, outcome: str, final: str | None = None, error: str | None = None) -> None:
-        super().__init__(outcome)
-        self.outcome, self.final, self.error = outcome, final, error
+DETAILS = ("cached_tokens", "reasoning_tokens")  # counted by some providers only
 
 
 def empty_usage() -> dict:
     return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "estimated": False}
 
 
-DETAILS = ("cached_tokens", "reasoning_tokens")  # counted by some providers only
-
-
 def add_usage(total: dict, usage: dict) -> None:
-    """Add one reply's (or one sub-agent's) usage into a running total.
-
-    The three totals are always there; a detail (`DETAILS`) appears in the total once
-    a reply has counted it, and then sums only what the replies that counted it said.
-    """
+    """Add one reply's (or one sub-agent's) usage into a running total; a detail
+    (`DETAILS`) appears once a reply has counted it."""
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         total[key] += usage.get(key, 0)
     for key in DETAILS:
@@ -80,7 +46,11 @@ def usage_of(events: list[Event]) -> dict:
 
 @dataclass
 class RunResult:
-    """The outcome of ``Agent.run``: final answer, transcript, events, plan, usage."""
+    """The outcome of ``Agent.run``: final answer, transcript, events, plan, usage.
+
+    ``turns`` counts the top agent's own model requests (what ``max_turns`` limits);
+    ``requests`` counts every request of the run, its sub-agents' too, as ``usage`` does.
+    """
 
     outcome: str
     final: str | None
@@ -95,6 +65,11 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.outcome == "completed"
+
+    @property
+    def requests(self) -> int:
+        """Model requests of the whole run, sub-agents included."""
+        return sum(event.type == "model_request" for event in self.events)
 
     def __repr__(self) -> str:
         final = self.final
@@ -116,7 +91,7 @@ class RunResult:
             "events": [e.to_dict() for e in self.events],
         }
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | os.PathLike) -> Path:
         """Write the whole run as UTF-8 JSON (replay it with ``ScriptedModel.from_run``)."""
         path = Path(path)
         path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1),
@@ -124,8 +99,8 @@ class RunResult:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> RunResult:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    def load(cls, path: str | os.PathLike) -> RunResult:
+        data = _saved(path)
         return cls(
             outcome=data["outcome"], final=data["final"], messages=data["messages"],
             events=[Event.from_dict(e) for e in data["events"]], usage=data["usage"],
@@ -133,3 +108,34 @@ class RunResult:
             delegations=[Delegation(**d) for d in data["delegations"]],
             turns=data["turns"], error=data["error"],
         )
+
+
+def _saved(path: str | os.PathLike) -> dict:
+    """The JSON of a run saved with `RunResult.save`, or an error that says what to do."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("events"), list):
+            return data
+    except ValueError:
+        pass
+    raise ValueError(f"{os.fspath(path)!r} is not a run saved with RunResult.save; a call log "
+                     "(JSON lines) replays with ScriptedModel.from_run(CallLog(path))")
+
+
+def replies_of(run: Any) -> list[dict]:
+    """The model replies of a run, as steps for `ScriptedModel`: a `RunResult`, the path of
+    a saved one, or anything with ``replies()`` (a ``harness.durable.CallLog``)."""
+    if hasattr(run, "replies"):
+        return run.replies()
+    events = _saved(run)["events"] if isinstance(run, (str, os.PathLike)) else [
+        e.to_dict() for e in run.events]
+    steps = []
+    for event in events:
+        if event["type"] == "model_reply":
+            step = dict(event["message"])
+            if not event["usage"].get("estimated"):
+                step["usage"] = event["usage"]
+            if event.get("finish_reason"):  # a cut-off answer replays cut off
+                step["finish_reason"] = event["finish_reason"]
+            steps.append(step)
+    return steps

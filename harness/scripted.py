@@ -10,43 +10,28 @@ write them for you) or a function that builds one from the messages so far, so a
 scripted answer can quote what a tool really returned. A function with a second
 parameter also gets the request's ``tools`` and ``tool_choice`` (`RequestInfo`).
 
-| builder                        | one assistant reply that                         |
-|--------------------------------|--------------------------------------------------|
-| `tool_call(name, **arguments)` | calls one tool                                   |
-| `tool_call(name, '{"a": 2')`   | calls it with this raw JSON text, broken or not  |
-| `say(text)`                    | answers with text                                |
+| builder                        | one assistant reply that                            |
+|--------------------------------|-----------------------------------------------------|
+| `tool_call(name, **arguments)` | calls one tool                                      |
+| `tool_call(name, '{"a": 2')`   | calls it with this raw JSON text, broken or not     |
+| `say(text)`                    | answers with text                                   |
 | `parallel(step, step, ...)`    | makes all their calls at once (and says their text) |
 
-A call without an ``id`` is numbered by the model: ``call_<request>_<index>``. Every
-request is kept in ``.requests``, as it was when it was sent.
-
-``ScriptedModel(steps, stream=True, delay=0.05)`` sends each reply the way a live
-model streams it: a word (or 12 characters of tool-call arguments) every ``delay``
-seconds, as ``model_delta`` reports, so the plan panel moves offline as it does live.
+A call without an ``id`` is numbered ``call_<request>_<index>``. Every request is kept
+in ``.requests``. With ``stream=True`` replies arrive as a live model streams them.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
+import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .models import (
-    Message,
-    ModelError,
-    ModelReply,
-    PromptSizer,
-    Report,
-    Transcript,
-    copy_message,
-    estimate_tokens,
-    parse_reply,
-)
-from .streaming import Assembler, chunks_of
+from .models import (Message, ModelError, ModelReply, Report, copy_message, estimate_tokens,
+                     message_chars, parse_reply, takes)
 
 Step = Message | Callable[..., Message]
 
@@ -55,9 +40,7 @@ def tool_call(name: str, arguments: dict | str | None = None, /, *, id: str | No
               **kwargs: Any) -> Message:
     """One reply that calls one tool: ``tool_call("read_file", path="docs/faq.md")``.
 
-    Give the arguments as keywords, as one dict, or as the raw JSON text a model wrote
-    (``tool_call("add", '{"a": 2')`` sends exactly that text, so you can script a model
-    that gets its JSON wrong).
+    Give the arguments as keywords, as one dict, or as the raw JSON text a model wrote.
     """
     if arguments is not None and kwargs:
         raise TypeError("give the arguments as keywords or as one dict/string, not both")
@@ -95,65 +78,42 @@ class ScriptExhausted(ModelError):
 class ScriptedModel:
     """A model that plays back a script of replies. See the module docstring.
 
-    A hand-written step may leave out a call's ``id`` and ``type`` and give
-    ``arguments`` as a dict: they are filled in and serialised to the wire format.
-    A step may carry ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``; it is
-    reported, never put in the transcript. Without it usage is estimated and marked
-    ``"estimated": True``. A step may carry ``"finish_reason"`` too (``"length"``: an
-    answer cut off); without it, a reply ends as a server's would (``"stop"`` or
-    ``"tool_calls"``).
-
-    With ``stream=True`` each reply is streamed in pieces of ``words`` words, one every
-    ``delay`` seconds; a run that stops meanwhile leaves what arrived in ``.partial``.
-    ``model`` and ``context_window`` are what the plan panel shows; set them to try it.
+    A step may carry ``"usage"`` (reported, never put in the transcript; without it
+    usage is estimated and marked ``"estimated": True``) and ``"finish_reason"``
+    (``"length"``: an answer cut off). ``parse`` reads each step: the core's
+    `parse_reply`, or ``harness.live.parse_reply`` to read provider fields as a live model
+    does. ``model`` and ``context_window`` are what the plan panel shows.
     """
 
     model: str = "scripted"
     context_window: int | None = None
 
     def __init__(self, steps: Sequence[Step], *, stream: bool = False, delay: float = 0.0,
-                 words: int = 1) -> None:
+                 words: int = 1, parse: Callable[..., ModelReply] = parse_reply) -> None:
         if delay < 0 or words < 1:
             raise ValueError("delay must be >= 0 seconds and words >= 1")
-        self.stream, self.delay, self.words = stream, delay, words
-        self.partial: ModelReply | None = None
-        self.steps = list(steps)
+        self.steps, self.stream, self.delay, self.words = list(steps), stream, delay, words
+        self.parse, self.partial = parse, None  # partial: what arrived of a stopped reply
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
-        self._copies: dict[int, tuple[int, Message | None, list[Message]]] = {}
+        self._seen: tuple[Any, list[Message], int] = (None, [], 0)  # list, copies, chars
+        self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
         self._requests: list[dict] = []
-        self._sizer = PromptSizer()
 
     @classmethod
-    def from_run(cls, run: Any, *, stream: bool = False, delay: float = 0.0,
-                 words: int = 1) -> ScriptedModel:
+    def from_run(cls, run: Any, **settings: Any) -> ScriptedModel:
         """Replay a recorded run: its model replies, in request order, sub-agents included.
 
-        ``run`` is a `RunResult` or the path of one saved with ``RunResult.save``.
-        The tools run again for real when the replayed model calls them. With
-        ``stream=True`` (and a ``delay``) the replies are streamed as they were live.
+        ``run`` is a `RunResult`, the path of one saved with ``RunResult.save``, or a
+        ``harness.durable.CallLog`` (a crashed run's replies); ``settings`` as above.
         """
-        if isinstance(run, (str, Path)):
-            events = json.loads(Path(run).read_text(encoding="utf-8"))["events"]
-        else:
-            events = [e.to_dict() for e in run.events]
-        steps = []
-        for event in events:
-            if event["type"] == "model_reply":
-                step = dict(event["message"])
-                if not event["usage"].get("estimated"):
-                    step["usage"] = event["usage"]
-                if event.get("finish_reason"):  # a cut-off answer replays cut off
-                    step["finish_reason"] = event["finish_reason"]
-                steps.append(step)
-        return cls(steps, stream=stream, delay=delay, words=words)
+        from .result import replies_of  # the result module reads saved runs and logs
+
+        return cls(replies_of(run), **settings)
 
     @property
     def requests(self) -> list[dict]:
-        """Every request received, in order, as ``{"messages", "tools", "tool_choice"}``.
-
-        Each ``messages`` is a copy of the list as it was at that request: what was
-        appended or edited later is not in it.
-        """
+        """Every request received, in order, as ``{"messages", "tools", "tool_choice"}``,
+        each ``messages`` as the list was at that request."""
         for copy, length, tools, tool_choice in self._log[len(self._requests):]:
             self._requests.append(
                 {"messages": copy[:length], "tools": tools, "tool_choice": tool_choice})
@@ -166,78 +126,90 @@ class ScriptedModel:
 
     def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
                  *, report: Report | None = None) -> ModelReply:
-        n = len(self._log)
-        self._record(messages, tools, tool_choice)
+        n, chars = len(self._log), self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
-            total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
-            raise ScriptExhausted(
-                f"ScriptedModel has no step left for request #{n + 1} "
-                f"(the script has {total}): add a step, or lower max_turns"
-            )
+            raise ScriptExhausted(f"ScriptedModel has no step left for request #{n + 1} (the "
+                                  f"script has {len(self.steps)}): add a step, or lower "
+                                  "max_turns")
         step = self.steps[n]
-        message = _play(step, messages, tools, tool_choice)
-        estimate = estimate_tokens(self._sizer.chars(messages, tools))
-        usage = message.get("usage") if isinstance(message, dict) else None
-        finish = message.get("finish_reason") if isinstance(message, dict) else None
-        # A hand-written step may leave out call ids: number them by request, so the
-        # ids stay unique across the run (the loop never runs a call id twice).
-        reply = parse_reply(message, usage, estimate=estimate, id_prefix=f"call_{n + 1}",
-                            finish_reason=finish)
+        if callable(step):  # a step reads copies: it can never edit the run
+            copies = [copy_message(m) for m in messages]
+            info = RequestInfo(list(tools or []), tool_choice)
+            step = step(copies, info) if takes(step, "2 args") else step(copies)
+        usage = step.get("usage") if isinstance(step, dict) else None
+        finish = step.get("finish_reason") if isinstance(step, dict) else None
+        reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
+                           id_prefix=f"call_{n + 1}")  # unique ids across the run
         reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
         if self.stream and report is not None:
-            self._play(message, report)  # as written: thinking parts and <think> included
+            self._stream(step, report)
         return reply
 
-    def _play(self, message: Message, report: Report) -> None:
-        """Stream ``message`` as a live model would; keep what arrived if the run stops."""
-        self.partial, built = None, Assembler()
+    def _stream(self, message: Message, report: Report) -> None:
+        """Send ``message`` piece by piece; if the run stops meanwhile, keep what came."""
+        got: dict[str, Any] = {"content": "", "reasoning_content": "", "tool_calls": []}
+        self.partial = None
         try:
-            for chunk in chunks_of(message, self.words):
-                for kind, data in built.feed(chunk):
-                    report("model_delta", kind=kind, **data)
+            for kind, data in pieces(message, self.words):
+                report("model_delta", kind=kind, **data)
+                if kind == "tool_call" and data["text"] == "":
+                    got["tool_calls"].append({"id": "partial", "type": "function", "function":
+                                              {"name": data["name"], "arguments": ""}})
+                elif kind == "tool_call":
+                    got["tool_calls"][-1]["function"]["arguments"] += data["text"]
+                else:
+                    got["content" if kind == "text" else "reasoning_content"] += data["text"]
                 if self.delay:
                     time.sleep(self.delay)
         except BaseException:  # the run was cancelled or ran out of time meanwhile
-            self.partial = parse_reply(built.message())
+            self.partial = parse_reply({k: v for k, v in got.items() if v})
             raise
 
-    def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> None:
-        """Keep a copy of this request, in O(new messages) for a harness run.
+    def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
+        """Keep a copy of this request; return its size in characters.
 
-        A harness run (a `Transcript`) only ever appends, and its tool list is fixed, so
-        one private copy per run, grown by the messages appended since the last request,
-        gives back every request exactly. Any other list is copied whole at each request:
-        its owner may have edited a message in place.
+        A run only ever appends to its list, so the copy of the last list seen grows by
+        the messages added since: each message is copied and counted once, and a long run
+        costs the same per request as a short one. Any other list is copied whole.
         """
-        if not isinstance(messages, Transcript):
-            copy, tools = [copy_message(m) for m in messages], list(tools or [])
-        else:  # a run and its sub-agents take turns: keep the last few transcripts
-            count, last, copy = self._copies.pop(id(messages), (0, None, []))
-            if count > len(messages) or (count and messages[count - 1] is not last):
-                count, copy = 0, []  # not the transcript we saw before: start again
-            copy.extend(copy_message(m) for m in messages[count:])
-            self._copies[id(messages)] = (len(messages), messages[-1] if messages else None,
-                                          copy)
-            if len(self._copies) > 4:
-                del self._copies[next(iter(self._copies))]
-        self._log.append((copy, len(messages), tools or [], tool_choice))
+        seen, copies, chars = self._seen
+        if seen is not messages or len(copies) > len(messages) or (
+                copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
+            copies, chars = [], 0
+        for message in messages[len(copies):]:
+            copies.append(copy_message(message))
+            chars += message_chars(message)
+        self._seen = (messages, copies, chars)
+        self._log.append((copies, len(messages), tools or [], tool_choice))
+        if self._tools[0] is not tools:
+            self._tools = (tools, len(json.dumps(tools)) if tools else 0)
+        return chars + self._tools[1]
 
 
-def _play(step: Step, messages: list[Message], tools: list[dict], tool_choice: Any) -> Any:
-    """The reply of one step: the step itself, or what its function builds."""
-    if not callable(step):
-        return step
-    copies = [copy_message(m) for m in messages]  # a step can read, never edit, the run
-    if _wants_info(step):
-        return step(copies, RequestInfo(list(tools or []), tool_choice))
-    return step(copies)
+def pieces(message: Message, words: int = 1) -> Iterator[tuple[str, dict]]:
+    """A reply cut as a server streams it: reasoning and text a few words at a time, each
+    tool call named first, then its arguments 12 characters at a time."""
+    for key in ("reasoning_content", "reasoning"):
+        for piece in _words(message.get(key), words):
+            yield "reasoning", {"text": piece}
+    content = message.get("content")
+    for part in content if isinstance(content, list) else [content]:
+        kind = "reasoning" if isinstance(part, dict) and part.get("type") == "thinking" else "text"
+        text = part.get("text", part.get("thinking")) if isinstance(part, dict) else part
+        for piece in _words(text, words):
+            yield kind, {"text": piece}
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        fn = call.get("function") or {}
+        name, args = fn.get("name") or "", fn.get("arguments") or ""
+        args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        yield "tool_call", {"text": "", "index": index, "name": name}
+        for start in range(0, len(args), 12):
+            yield "tool_call", {"text": args[start:start + 12], "index": index, "name": name}
 
 
-def _wants_info(fn: Callable[..., Any]) -> bool:
-    """True if ``fn`` takes a second positional argument (the `RequestInfo`)."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature: messages only
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+def _words(text: Any, words: int) -> list[str]:
+    """``text`` in pieces of ``words`` words, each with the space after it."""
+    if not isinstance(text, str) or not text:
+        return []
+    found = re.findall(r"\s*\S+\s*", text) or [text]
+    return ["".join(found[i:i + words]) for i in range(0, len(found), words)]

@@ -23,15 +23,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .mechanism import Mechanism
+from .outcomes import INTERRUPTED
 from .tools import Tool, ToolResult
-
-if TYPE_CHECKING:
-    from .result import RunResult
 
 SUBAGENT_SYSTEM = (
     "You are a sub-agent working on one task for another agent. You cannot see its "
@@ -46,8 +44,6 @@ DELEGATE_DESCRIPTION = (
     "Returns the sub-agent's final answer. Sub-agents run one at a time, in the order "
     "you call them: a second delegation starts when the first has answered."
 )
-
-INTERRUPTED = "interrupted (KeyboardInterrupt)"
 
 
 class DelegateArgs(BaseModel):
@@ -88,11 +84,11 @@ class Child:
     task: str
     tools: list[Tool]
     max_turns: int
-    system: str = SUBAGENT_SYSTEM
+    system: str = SUBAGENT_SYSTEM  # the Subagents mechanism passes the agent's setting
     started: float = field(default_factory=time.monotonic)
 
-    def record(self, result: RunResult) -> Delegation:
-        """The `Delegation` of this child, from the result its run returned."""
+    def record(self, result: Any) -> Delegation:
+        """The `Delegation` of this child, from the `RunResult` its run returned."""
         answer = result.final or _last_text(result.messages) or result.error
         calls = sum(e.type == "tool_call" for e in result.events)
         return Delegation(self.agent_id, self.task, result.outcome, answer, dict(result.usage),
@@ -106,8 +102,9 @@ class Subagents(Mechanism):
     """The `delegate_task` tool of one run, its children, and their records."""
 
     def __init__(self, tools: list[Tool], max_turns: int, run_child: RunChild,
-                 parent_id: str = "main") -> None:
+                 parent_id: str = "main", *, system: str | None = None) -> None:
         self.child_tools, self.max_turns = tools, max_turns
+        self.system = system or SUBAGENT_SYSTEM
         self.run_child, self.parent_id = run_child, parent_id
         self.delegations: list[Delegation] = []
         self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
@@ -122,7 +119,7 @@ class Subagents(Mechanism):
     def delegate(self, task: str) -> ToolResult:
         """Run one sub-agent to its end; its answer is the tool's result."""
         child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task,
-                      list(self.child_tools), self.max_turns)
+                      list(self.child_tools), self.max_turns, self.system)
         done = self.run_child(child)
         self.delegations.append(done)
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent

@@ -18,9 +18,8 @@ out as copies, so no caller can change it behind the tool's back.
 from __future__ import annotations
 
 import unicodedata
-import warnings
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -101,7 +100,6 @@ class TodoList:
     def __init__(self, max_items: int = MAX_ITEMS) -> None:
         self.max_items = max_items
         self._items: list[TodoItem] = []
-        self._listeners: list[Callable[[list[TodoItem], dict], Any]] = []
 
     def __len__(self) -> int:
         return len(self._items)
@@ -120,14 +118,6 @@ class TodoList:
         """Items not completed yet (pending or in progress)."""
         return [item for item in self._items if item.status != "completed"]
 
-    def subscribe(self, listener: Callable[[list[TodoItem], dict], Any]) -> None:
-        """Call ``listener(snapshot, changes)`` after every accepted update.
-
-        A listener watches: one that raises is reported as a warning, and the update
-        stands (the plan has changed, so `todo_write` says so).
-        """
-        self._listeners.append(listener)
-
     def update(self, items: Iterable[TodoItem | dict]) -> str:
         """Validate the whole new list, then replace the plan. Returns the rendered plan.
 
@@ -145,14 +135,7 @@ class TodoList:
         active = [item.content for item in new if item.status == "in_progress"]
         if len(active) > 1:
             raise PlanError(f"at most one item may be in_progress, got {len(active)}")
-        changes = diff(self._items, new)
         self._items = new
-        for listener in self._listeners:
-            try:
-                listener(self.snapshot(), changes)
-            except Exception as exc:
-                warnings.warn(f"plan listener {listener!r} failed: {type(exc).__name__}: "
-                              f"{exc}", RuntimeWarning, stacklevel=2)
         return self.render()
 
     def as_tool(self) -> Tool:

@@ -11,6 +11,7 @@ model can act on (`error_line`).
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -155,3 +156,36 @@ def error_line(exc: BaseException) -> str:
     except Exception:
         first = ""
     return f"Error: {type(exc).__name__}" + (f": {first}" if first else "")
+
+
+# -- a function's description, for @tool ----------------------------------------------
+
+def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and its ``Args:`` entries."""
+    head, _, rest = doc.partition("\nArgs:")
+    args: dict[str, str] = {}
+    indent, current = None, None
+    for line in rest.splitlines():
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        indent = depth if indent is None else indent
+        if depth < indent or depth == 0:  # the next section (Returns:, Raises:) ends Args
+            break
+        m = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
+        if depth == indent and m:
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current:
+            args[current] += " " + line.strip()
+    return head.strip(), args
+
+
+def strip_titles(schema: Any) -> Any:
+    """Drop pydantic's auto-generated ``title`` keys: they cost tokens and say nothing."""
+    if isinstance(schema, dict):
+        return {k: strip_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [strip_titles(v) for v in schema]
+    return schema

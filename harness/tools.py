@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from .control import RunControl
 from .tool_text import (ToolArgumentError, cap, describe, error_line, parse_json_object, reason,
-                        text_within, to_text)
-
-__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolArgumentError", "ToolResult", "cap",
-           "parse_json_object", "tool"]
+                        split_docstring, strip_titles, text_within, to_text)
 
 DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
 
@@ -53,6 +52,9 @@ class Tool:
     the tool changes the world (a tool that writes does): replaying a saved run returns
     its recorded result instead of running it again (calllog.py).
 
+    ``control`` names a keyword argument of ``fn`` that receives the run's `RunControl`
+    (its deadline and cancel), for a tool that works long enough to check them.
+
     Two flags belong to the harness's own tools: ``harness_tool`` (made by the harness
     for one run: `Permissions` allows it unless the table names it) and ``replan``
     (after it runs, a planning agent's next request forces ``todo_write``:
@@ -71,6 +73,7 @@ class Tool:
         side_effects: bool = False,
         harness_tool: bool = False,
         replan: bool = False,
+        control: str | None = None,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
             raise ValueError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-'")
@@ -82,7 +85,7 @@ class Tool:
         if writes is not None and writes not in args_model.model_fields:
             raise ValueError(f"tool {name!r}: writes={writes!r} is not one of its arguments")
         self.writes, self.side_effects = writes, side_effects or writes is not None
-        self.harness_tool, self.replan = harness_tool, replan
+        self.harness_tool, self.replan, self.control = harness_tool, replan, control
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
         self._fields = tuple(args_model.model_fields)  # the function's keyword arguments
@@ -93,7 +96,7 @@ class Tool:
     def schema(self) -> dict:
         """The function schema sent to the model in the request's ``tools`` list."""
         if self._schema is None:
-            params = _strip_titles(self.args_model.model_json_schema())
+            params = strip_titles(self.args_model.model_json_schema())
             self._schema = {
                 "type": "function",
                 "function": {"name": self.name, "description": self.description,
@@ -116,18 +119,22 @@ class Tool:
         except Exception as exc:  # a validator of yours that raised something else
             raise ToolArgumentError(f"arguments could not be validated ({reason(exc)})") from None
 
-    def execute(self, args: BaseModel, *, within: float | None = None) -> ToolResult:
+    def execute(self, args: BaseModel, control: RunControl | None = None) -> ToolResult:
         """Run the function on validated arguments; an exception becomes ``ok=False``.
 
         Besides every `Exception`, the ways a tool's code can end that are not a
         person's: ``sys.exit()`` (`SystemExit`), a generator closed under it
         (`GeneratorExit`), an ``asyncio`` task cancelled inside it (`CancelledError`).
         `KeyboardInterrupt` is the person at the keyboard: it goes on to the loop.
-        ``within``: the seconds the run has left, to turn the result into text (an
-        object whose ``__str__`` never ends cannot hold the run past its time).
+        ``control``: the run's, given to ``fn`` if it asks (``self.control``); its time
+        left bounds turning the result into text (a ``__str__`` that never ends).
         """
+        within = control.seconds_left() if control is not None else None
+        kwargs = {name: getattr(args, name) for name in self._fields}
+        if self.control:
+            kwargs[self.control] = control
         try:
-            value = self.fn(**{name: getattr(args, name) for name in self._fields})
+            value = self.fn(**kwargs)
             ok = bool(value.ok) if isinstance(value, ToolResult) else True
             value = value.output if isinstance(value, ToolResult) else value
             return ToolResult(ok, cap(text_within(to_text, value, within), self.max_output))
@@ -143,7 +150,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     """Make a `Tool` from a typed function; its docstring becomes the description.
 
     Parameter descriptions come from an ``Args:`` section of the docstring (or from
-    ``Annotated[str, Field(description=...)]``)::
+    ``Annotated[str, Field(description=...)]``). A parameter typed `RunControl` is not
+    sent by the model: the call path fills it with the run's control::
 
         @tool
         def read_file(path: str) -> str:
@@ -154,10 +162,21 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
             '''
     """
     def build(f: Callable[..., Any]) -> Tool:
-        summary, arg_docs = _split_docstring(inspect.getdoc(f) or "")
+        if inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f):
+            raise TypeError(f"@tool {f.__name__}: an async function would return a coroutine, "
+                            "not its result; write it as a plain def (run the coroutine inside "
+                            "with asyncio.run(...)), or build a Tool whose fn does")
+        summary, arg_docs = split_docstring(inspect.getdoc(f) or "")
         fields: dict[str, Any] = {}
+        control = None
         # eval_str: under `from __future__ import annotations` the hints are strings.
         for pname, param in inspect.signature(f, eval_str=True).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise TypeError(f"@tool {f.__name__}: *{pname} cannot be sent as JSON "
+                                "arguments; give each argument its own named parameter")
+            if RunControl in (param.annotation, *typing.get_args(param.annotation)):
+                control = pname  # the run's control, filled in by the call path
+                continue
             if param.annotation is inspect.Parameter.empty:
                 raise TypeError(f"@tool {f.__name__}: parameter {pname!r} needs a type hint")
             default = ... if param.default is inspect.Parameter.empty else param.default
@@ -167,37 +186,6 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
-                    writes=writes, side_effects=side_effects)
+                    writes=writes, side_effects=side_effects, control=control)
 
     return build(fn) if fn is not None else build
-
-
-def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and its ``Args:`` entries."""
-    head, _, rest = doc.partition("\nArgs:")
-    args: dict[str, str] = {}
-    indent, current = None, None
-    for line in rest.splitlines():
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        indent = depth if indent is None else indent
-        if depth < indent or depth == 0:  # the next section (Returns:, Raises:) ends Args
-            break
-        m = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
-        if depth == indent and m:
-            current = m.group(1)
-            args[current] = m.group(2).strip()
-        elif current:
-            args[current] += " " + line.strip()
-    return head.strip(), args
-
-
-def _strip_titles(schema: Any) -> Any:
-    """Drop pydantic's auto-generated ``title`` keys: they cost tokens and say nothing."""
-    if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))}
-    if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
-    return schema

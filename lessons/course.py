@@ -16,7 +16,7 @@ from typing import Any
 
 import harness
 
-# The lessons print harness.sandbox.status() where it matters (lesson 02); the one-time
+# The lessons print harness.workspace.sandbox.status() where it matters (lesson 02); the one-time
 # warning a machine without a sandbox gets would only differ from machine to machine.
 warnings.filterwarnings("ignore", message="harness: sandbox")
 

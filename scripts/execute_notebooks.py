@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.live.openai_model import PROVIDER_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.__main__ import main
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.ui.cli import main
+from harness.live.openai_model import PROVIDER_VARIABLES
 from tests.fake_openai import FakeOpenAI, reply, streamed
 from tests.provider_rules import refuses_stream_options, refuses_tool_choice
 
@@ -45,7 +45,7 @@ def test_demo_answer_quotes_what_the_search_really_returned(tmp_path, capsys):
 
 
 def test_demo_says_the_information_is_missing_when_search_finds_nothing(monkeypatch, capsys):
-    monkeypatch.setattr("harness.__main__.DEMO_QUERY", "zxqv wqxz")
+    monkeypatch.setattr("harness.ui.cli.DEMO_QUERY", "zxqv wqxz")
     main(["demo"])
     out = capsys.readouterr().out
     assert "the information is missing" in out
@@ -155,7 +155,7 @@ def test_a_demo_replays_with_the_agent_it_was_recorded_with(tmp_path, capsys):
 
 def test_a_replayed_live_run_never_writes_or_asks_again(tmp_path, capsys, monkeypatch,
                                                         fake_openai):
-    import harness.__main__ as cli
+    import harness.ui.cli as cli
     from harness import Workspace
 
     write = {"id": "w1", "type": "function", "function": {
@@ -167,7 +167,7 @@ def test_a_replayed_live_run_never_writes_or_asks_again(tmp_path, capsys, monkey
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HARNESS_MODEL", "test-model")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setattr("harness.approval._stdin_is_tty", lambda: True)
+    monkeypatch.setattr("harness.ui.approval._stdin_is_tty", lambda: True)
     asked: list[str] = []
     monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "y")
     spaces, sample = iter([tmp_path / "live", tmp_path / "replay"]), Workspace.sample
@@ -191,6 +191,6 @@ def test_doctor_says_whether_tool_processes_are_sandboxed_and_why_not(monkeypatc
     monkeypatch.delenv("HARNESS_SANDBOX")
     main(["doctor"])
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sandbox:"))
-    from harness.sandbox import _sandbox
+    from harness.workspace.sandbox import _sandbox
 
     assert line.startswith("sandbox: bubblewrap" if _sandbox()[0] else "sandbox: none (")

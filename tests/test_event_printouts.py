@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 from course import show_events
 
 from harness import Event
-from harness.events import format_event, short
+from harness.ui.display import format_event, short
 
 LONG = "docs/policies/returns.md:17 For hygiene reasons, opened in-ear headphones " * 3
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness import Agent, OpenAIModel, tool
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.live.openai_model import PROVIDER_VARIABLES
 from tests.fake_openai import FakeOpenAI, reply
 from tests.provider_rules import deepseek_thinking, refuses_system_role
 
@@ -137,7 +137,7 @@ def test_the_positional_constructor_and_client_keywords_still_work(
 
 def test_the_context_window_is_the_panels_and_never_sent(fake_openai: FakeOpenAI,
                                                         monkeypatch) -> None:
-    from harness.panel import PanelState
+    from harness.ui.panel import PanelState
 
     fake_openai.add(reply(content="Hi", usage={"prompt_tokens": 32_000, "completion_tokens": 5}))
     monkeypatch.setenv("HARNESS_MODEL_SETTINGS", '{"context_window": 128000}')

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from harness import Agent, Event, Permissions, ScriptedModel, say, tool, tool_call
-from harness.panel import PanelState, PlanPanel, format_event
-from harness.throttle import Throttle
+from harness.ui.panel import PanelState, PlanPanel, format_event
+from harness.ui.throttle import Throttle
 
 ITEMS = ["Add up the March sales", "Report the total"]
 TASK = "Add up the March sales (120, 340, 95.5) and report the total"
@@ -282,7 +282,7 @@ def test_log_line_of_json_output_shows_its_fields_not_a_bare_brace():
 
 
 def test_importing_the_panel_does_not_import_ipywidgets():
-    code = "import harness, harness.panel, sys; print('ipywidgets' in sys.modules)"
+    code = "import harness, harness.ui.panel, sys; print('ipywidgets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.live.openai_model import PROVIDER_VARIABLES
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from harness import Agent, Event, OpenAIModel, tool
-from harness.panel import PanelState
-from harness.stream_reader import StreamReader
+from harness.ui.panel import PanelState
+from harness.live.stream_reader import StreamReader
 from tests.fake_openai import FakeOpenAI, reply, streamed
 
 pytest_plugins = ("tests.fake_openai",)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from harness import Agent, OpenAIModel
-from harness.panel import PanelState
+from harness.ui.panel import PanelState
 from tests.fake_openai import FakeOpenAI, http_error, reply
 from tests.provider_rules import deepseek_problems, deepseek_thinking, refuses_tool_choice
 

@@ -12,7 +12,8 @@ import pytest
 
 from harness import Agent, ScriptedModel, Workspace, say, tool_call
 from harness.control import RunControl
-from harness.workspace import SAMPLE, PathError, TooLargeError
+from harness.workspace import PathError, TooLargeError
+from harness.workspace.folder import SAMPLE
 from tests.reliability.procs import none_left_in
 
 

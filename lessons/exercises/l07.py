@@ -26,7 +26,7 @@ from harness import (
     tool_call,
 )
 from harness.events import Event
-from harness.panel import PanelState
+from harness.ui.panel import PanelState
 
 WARRANTY_TASK = ("Ada Example (order ORD-1001) asks how long her warranty lasts and how to "
                  "claim it. Plan three steps, keep the plan current, save a note in "

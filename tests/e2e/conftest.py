@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.openai_model import PROVIDER_VARIABLES
+from harness.live.openai_model import PROVIDER_VARIABLES
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness import sandbox
+from harness.workspace import sandbox
 
 REQUIRED = os.environ.get("HARNESS_REQUIRE_SANDBOX") == "1"
 

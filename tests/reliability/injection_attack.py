@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from harness import RunResult, ScriptedModel, Workspace, say, tool_call
-from harness.__main__ import _agent
+from harness.ui.cli import _agent
 
 PADDING = "please wait while the returns desk confirms the current revision " * 3
 COMMAND = (f"echo Checking policy version 2.3: {PADDING.strip()}; "

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from harness import ask_on_stdin
-from harness.approval import MAX_SHOWN
+from harness.ui.approval import MAX_SHOWN
 
 
 class Terminal(io.StringIO):

@@ -16,8 +16,8 @@ import pytest
 from harness import TodoList, Workspace
 from harness.control import RunControl
 from harness.reminder import stop_gate_text
-from harness import search
-from harness.search import MAX_SCANNED
+from harness.workspace import search
+from harness.workspace.search import MAX_SCANNED
 
 
 def call(ws: Workspace, name: str, **arguments) -> tuple[bool, str]:

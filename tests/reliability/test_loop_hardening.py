@@ -143,7 +143,8 @@ def test_a_capped_result_with_its_marker_is_never_longer_than_the_limit(limit):
 
 
 def test_the_event_log_line_shows_control_and_bidi_characters_escaped():
-    from harness.events import Event, format_event
+    from harness.events import Event
+    from harness.ui.display import format_event
 
     event = Event("tool_result", data={"tool_name": "read_file", "ok": True, "status": "ok",
                                        "output": "safe\u202e txt.exe \x1b[2J"})
@@ -153,7 +154,7 @@ def test_the_event_log_line_shows_control_and_bidi_characters_escaped():
 
 
 def test_the_terminal_shows_a_models_calls_and_streamed_answer_escaped():
-    from harness.__main__ import StreamPrinter
+    from harness.ui.cli import StreamPrinter
     from harness.events import Event
 
     hostile = "ok\x1b[2J\x1b]0;pwned\x07 \u202etxt.exe"

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import CommandTool, Workspace, sandbox
-from harness.process import run_process
+from harness import CommandTool, Workspace
+from harness.workspace import sandbox
+from harness.workspace.process import run_process
 
 from .fresh_process import in_a_fresh_process
 

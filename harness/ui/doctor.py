@@ -56,7 +56,7 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
         where = report["endpoint"] or "api.openai.com"
         key = "set" if report["api_key_set"] else "not set (fine for a local server)"
         print(f"model: live, {report['model']} at {where}; API key {key}")
-    from .sandbox import status  # run_shell's processes: confined here, or not, and why
+    from ..workspace.sandbox import status  # run_shell's processes: confined here, or not, and why
 
     report["sandbox"] = status()
     print(textwrap.fill(report["sandbox"], 96, subsequent_indent="  "))
@@ -68,8 +68,8 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
 
 def _live() -> dict:
     """Build the model from the environment, ask it, print the table."""
-    from .openai_model import OpenAIModel
-    from .probe import print_probe, probe
+    from ..live.openai_model import OpenAIModel
+    from ..live.probe import print_probe, probe
 
     try:
         model = OpenAIModel()

@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from .model_settings import TOOL_CHOICES, ModelSettings, check_request_keys
-from .models import (Message, ModelError, ModelReply, PromptSizer, Report, estimate_tokens,
-                     parse_reply)
+from ..models import Message, ModelError, ModelReply, Report, estimate_tokens, message_chars
+from .settings import TOOL_CHOICES, ModelSettings, check_request_keys
 from .stream_reader import StreamReader, Whole, as_dict
 from .streaming import Assembler
+from .wire import parse_reply
 
 # What moves the harness to a live model: these, and the ones the openai SDK reads itself.
 # Tests and the notebook runner remove them all, so they always run offline.
@@ -74,7 +74,6 @@ class OpenAIModel:
         self._openai = openai
         self._secrets = sorted({s for s in (raw_key, key, _password(self.base_url)) if s
                                 and len(s) >= 4}, key=len, reverse=True)
-        self._sizer = PromptSizer()
         self._replies = 0
         self.forced_tool_choice = self.settings.forced_tool_choice  # lowered when refused
         self.stream_usage = self.settings.stream_usage
@@ -176,7 +175,8 @@ class OpenAIModel:
         else:
             message, usage, finish = _whole(as_dict(
                 self.client.chat.completions.create(**request)))
-        estimate = 0 if usage else estimate_tokens(self._sizer.chars(messages, tools))
+        estimate = 0 if usage else estimate_tokens(sum(map(message_chars, messages))
+                                                   + len(str(tools)))
         # Some servers send tool calls without ids: number them by reply, so they stay
         # unique across the run (the loop never runs a call id twice).
         self._replies += 1
@@ -254,5 +254,5 @@ def safe_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def _quiet(event_type: str, **data: Any) -> None:
+def _quiet(event_type: str | None = None, **data: Any) -> None:
     """The ``report`` of a model called outside a run: nobody is listening."""

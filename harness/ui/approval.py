@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .events import escape
+from .display import escape
 
 ONE_LINE = 200          # up to this many characters, the question fits on one line
 MAX_SHOWN = 10_000      # longer than this, nobody reviews it at a prompt: refused

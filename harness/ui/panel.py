@@ -25,9 +25,10 @@ import textwrap
 from collections import deque
 from typing import Any
 
-from .events import Event, format_event, plural, short, tokens
-from .streaming import LiveReply
-from .todo import MARKERS, TodoItem, progress, render
+from ..events import Event
+from ..todo import MARKERS, TodoItem, progress, render
+from .display import format_event, plural, short, tokens
+from .reply import LiveReply
 
 __all__ = ["LiveReply", "PanelState", "PlanPanel", "format_event"]  # noqa: F822 (PlanPanel: __getattr__)
 
@@ -228,6 +229,6 @@ def _fit(line: str, width: int = 96) -> str:
 def __getattr__(name: str) -> Any:
     """``harness.panel.PlanPanel`` lives in panel_widget.py, imported on first use."""
     if name == "PlanPanel":
-        from .panel_widget import PlanPanel
+        from .widget import PlanPanel
         return PlanPanel
     raise AttributeError(f"module 'harness.panel' has no attribute {name!r}")

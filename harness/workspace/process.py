@@ -27,9 +27,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
-from .control import current
+from ..control import RunControl
 from .sandbox import contain
-from .tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
+from ..tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
 
 # What a tool's process gets from the harness's environment, and why; nothing else.
 # A denylist of secret-looking names always misses one (DATABASE_URL, GH_PAT,
@@ -70,13 +70,14 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: float = 30,
                 max_output: int = DEFAULT_MAX_OUTPUT,
-                env: Mapping[str, str] | None = None) -> ToolResult:
+                env: Mapping[str, str] | None = None,
+                control: RunControl | None = None) -> ToolResult:
     """Run ``argv`` in ``cwd`` (its only writable folder, where sandboxed) until it ends,
     times out or the run stops; then nothing it started is left running.
 
-    ``env`` adds variables to the allowlisted environment (`child_env`).
+    ``env`` adds variables to the allowlisted environment (`child_env`); ``control`` is
+    the run's (the tool's argument): its cancel and deadline stop the process.
     """
-    control = current()
     stop = control.stop_reason() if control else None
     if stop:
         return ToolResult(False, f"Not run: the run stopped ({stop}).")

@@ -9,7 +9,7 @@ result; never replay a call id; never retry a call whose result is unknown.
 - Before a call runs, its intent (agent, call id, tool, arguments) is appended to the
   file and flushed to disk. If that fails, the call does not run, and the model reads why.
 - After the call, its result (status, ok, output). The model's replies are logged too,
-  so even a run that crashed can be replayed: ``ScriptedModel.from_run(log_path)``.
+  so even a run that crashed can be replayed: ``ScriptedModel.from_run(CallLog(log_path))``.
 - A log that already holds entries is a run to resume: a call whose result is recorded
   is answered from the record, not run again; a call whose intent is recorded without a
   result is reported (status ``unknown``), never retried: nobody knows if it happened.
@@ -27,10 +27,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from .events import Event
-from .tools import Tool, ToolResult
+from ..events import Event
+from ..tools import Tool, ToolResult
 
-UNKNOWN = ("Not run again: this call was started before the run stopped, and its result is "
+UNFINISHED = ("Not run again: this call was started before the run stopped, and its result is "
            "unknown (the call log has its intent, not its result). Find out what it did "
            "before you try it again.")
 
@@ -77,7 +77,7 @@ class CallLog:
                                                       and not tool.side_effects):
             return None
         if before["phase"] == "intent":
-            return "unknown", ToolResult(False, UNKNOWN)
+            return "unknown", ToolResult(False, UNFINISHED)
         return "recorded", ToolResult(before["ok"], before["output"])
 
     def intent(self, agent_id: str, call_id: str, tool: str, arguments: Any) -> None:

@@ -36,16 +36,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..control import RunControl
+from ..tools import Tool, ToolResult, tool
 from . import files
 from .files import EditError, NotTextError, PathError, TooLargeError
 from .process import run_process
 from .sandbox import is_protected
 from .search import PatternError, Walk, rank, read_all
-from .tools import Tool, ToolResult, tool
 
 __all__ = ["EditError", "NotTextError", "PathError", "TooLargeError", "Workspace"]
 
-SAMPLE = Path(__file__).with_name("sample_workspace")
+SAMPLE = Path(__file__).parent.parent / "sample_workspace"
 IGNORED = {".git", "__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".venv", "node_modules"}
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".json", ".toml", ".yaml", ".yml", ".csv", ".cfg"}
 MAX_LISTED, MAX_OLD = 200, 20_000
@@ -64,6 +65,8 @@ class Workspace:
     """A root folder and the tools that work inside it; ``.tools`` goes to an `Agent`.
 
     The methods are the tools, and Python can call them too: ``ws.read_file("README.md")``.
+A method's ``control`` is not the model's to send: in a run, the call path passes the
+run's `RunControl`, so a long search or command stops when the run does.
     """
 
     def __init__(self, root: str | os.PathLike, *, shell_timeout: float = 30,
@@ -142,13 +145,13 @@ class Workspace:
     def _skip(self, folder: Path, name: str) -> bool:
         return name in IGNORED or is_protected(folder, name)
 
-    def _walk(self, pattern: str) -> Walk:
+    def _walk(self, pattern: str, control: RunControl | None = None) -> Walk:
         _check_length(pattern)
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise PathError(f"pattern '{pattern}' must stay inside the workspace (no '..', "
                             "no leading '/')")
         try:
-            return Walk(self.root, pattern, self._skip)
+            return Walk(self.root, pattern, self._skip, control)
         except PatternError as exc:
             raise PathError(str(exc)) from None
 
@@ -223,13 +226,13 @@ class Workspace:
         files.write_bytes(self.root, parts, path, data)
         return parts
 
-    def list_files(self, pattern: str = "**/*") -> str:
+    def list_files(self, pattern: str = "**/*", control: RunControl | None = None) -> str:
         """List the workspace's files that match a glob pattern, one path per line.
 
         Args:
             pattern: glob relative to the root, e.g. "**/*.md" or "docs/*"; default all files.
         """
-        walk = self._walk(pattern)
+        walk = self._walk(pattern, control)
         found = self._files(walk)
         more = len(found) - MAX_LISTED
         listed = "\n".join(found[:MAX_LISTED]) or f"No files match '{pattern}'."
@@ -239,14 +242,15 @@ class Workspace:
             listed += f"\n[listing stopped early: {walk.stopped}; use a narrower pattern]"
         return listed
 
-    def search_docs(self, query: str, max_results: int = 5) -> str:
+    def search_docs(self, query: str, max_results: int = 5,
+                    control: RunControl | None = None) -> str:
         """Search the workspace's text files; returns matching passages as path:line + text.
 
         Args:
             query: words to look for, e.g. "return opened headphones".
             max_results: how many passages to return (1-20).
         """
-        walk = self._walk("**/*")
+        walk = self._walk("**/*", control)
         texts = [rel for rel in self._files(walk) if Path(rel).suffix.lower() in TEXT_SUFFIXES]
         best = rank(read_all(texts, self.read_file, walk), query, max_results)
         stopped = f"\n\n[search stopped early: {walk.stopped}]" if walk.stopped else ""
@@ -255,7 +259,7 @@ class Workspace:
                     f"the information is not there.{stopped}")
         return "\n\n".join(best) + stopped
 
-    def run_shell(self, command: str) -> ToolResult:
+    def run_shell(self, command: str, control: RunControl | None = None) -> ToolResult:
         """Run a shell command in the workspace root; returns exit status, stdout and stderr.
 
         Args:
@@ -264,4 +268,4 @@ class Workspace:
         shell = shutil.which("bash") or shutil.which("sh")
         argv = [shell, "-c", command] if shell else ["cmd", "/c", command]
         return run_process(argv, cwd=self.root, timeout=self.shell_timeout,
-                           max_output=self.max_output)
+                           max_output=self.max_output, control=control)

@@ -15,10 +15,12 @@ import threading
 from html import escape
 from typing import Any
 
-from .events import Event, short
-from .panel import LiveReply, PanelState
+from ..events import Event
+from ..todo import TodoItem, progress, render
+from .display import short
+from .panel import PanelState
+from .reply import LiveReply
 from .throttle import Throttle
-from .todo import TodoItem, progress, render
 
 MUTED = "color: var(--jp-ui-font-color2, #757575)"
 MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12.5px"
@@ -61,7 +63,7 @@ class PlanPanel:
             self.state.on_event(event)
         if event.type == "run_end" and event.depth == 0:
             self.throttle.flush()  # the final picture at once
-        elif event.type != "model_delta" or event.data["kind"] != "waiting":
+        else:
             self.throttle.request()
 
     def reset(self) -> None:
@@ -74,6 +76,8 @@ class PlanPanel:
             return self.state.text()
 
     def __repr__(self) -> str:
+        if "_lock" not in self.__dict__:  # __init__ failed before the panel was built
+            return "PlanPanel(not built)"
         return self.text()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:

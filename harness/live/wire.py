@@ -14,8 +14,9 @@ providers add to it, and a harness that ignores the additions breaks on them:
 | ``usage`` with ``*_details``, a ``total_tokens`` | keeps the provider's total, plus cached   |
 |   above prompt + completion (Gemini)             | and reasoning token counts when given     |
 
-`parse_reply` (models.py) calls these; the streaming reader (streaming.py) too, so a
-streamed reply ends up exactly as the same reply sent whole.
+`parse_reply` here reads a provider's message with all of these, then hands the plain
+wire-format rest to the core's (harness/models.py); the streaming reader (streaming.py)
+uses them too, so a streamed reply ends up exactly as the same reply sent whole.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import models
+from ..models import ModelReply
+
 # Message fields a provider needs back on its own assistant turns, kept as received.
-ECHOED = frozenset({"reasoning_content", "reasoning", "reasoning_details", "extra_content",
-                    "refusal"})
+ECHOED = frozenset(models.ECHOED)
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _LEADING_THINK = re.compile(r"\s*<think>(.*?)(?:</think>|\Z)", re.S)
 
@@ -160,3 +163,19 @@ def _count(value: Any) -> int:
         return max(0, int(value or 0))
     except (TypeError, ValueError):
         return 0
+
+
+def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
+                id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
+    """A provider's assistant message as a `ModelReply`: the core's `parse_reply`, after
+    the answer is told from the reasoning (fields, parts, ``<think>``) and the usage is
+    read with its details. ``ScriptedModel(steps, parse=parse_reply)`` reads steps so."""
+    if not isinstance(message, dict):
+        return models.parse_reply(message)  # the core says what is wrong with it
+    content, thought = split_content(message.get("content"))
+    found = reasoning_fields(message) + thought
+    plain = {**message, "content": content}
+    reply = models.parse_reply(plain, read_usage(usage) if usage else None, estimate=estimate,
+                               id_prefix=id_prefix, finish_reason=finish_reason)
+    reply.reasoning = "\n\n".join(dict.fromkeys(found)) if found else None
+    return reply

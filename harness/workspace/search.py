@@ -8,8 +8,8 @@ the model asks for, so the pattern is matched during **one walk** of the folder 
                      ".git", "node_modules", links to folders: never entered
 
 At most one ``**`` (``"**/" * 12 + "*"`` asks for the same files twelve ways), at
-most `MAX_SCANNED` entries looked at, and the run's deadline and cancel are checked as
-the walk goes: a listing stops early and says so.
+most `MAX_SCANNED` entries looked at, and the run's deadline and cancel (the tool's
+`RunControl` argument) are checked as the walk goes: a listing stops early and says so.
 
 Passages are ranked by the words they share with the query, rarer words weighing
 more; Chinese, Japanese and Korean text is matched by character pairs.
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
-from .control import current
+from ..control import RunControl
 
 MAX_SCANNED = 20_000  # directory entries one listing may look at
 MAX_READ = 20_000_000  # characters of text one search may read
@@ -49,12 +49,13 @@ class Walk:
     is ``None``.
     """
 
-    def __init__(self, root: Path, pattern: str, skip: Callable[[Path, str], bool]) -> None:
+    def __init__(self, root: Path, pattern: str, skip: Callable[[Path, str], bool],
+                 control: RunControl | None = None) -> None:
         parts = [p for p in pattern.split("/") if p not in ("", ".")]
         if parts.count("**") > 1:
             raise PatternError(f"pattern '{pattern}' has more than one '**'; one is enough "
                                "to reach any depth, e.g. 'docs/**/*.md'")
-        self.root, self.skip, self.stopped = root, skip, None
+        self.root, self.skip, self.stopped, self.control = root, skip, None, control
         if "**" in parts:
             k = parts.index("**")
             self.head, self.tail = parts[:k], parts[k + 1:]
@@ -63,7 +64,7 @@ class Walk:
 
     def __iter__(self) -> Iterator[tuple[str, os.DirEntry]]:
         """(relative path, entry) for each match that is not a folder, in no set order."""
-        control, scanned = current(), 0
+        control, scanned = self.control, 0
         todo: list[tuple[Path, tuple[str, ...]]] = [(self.root, ())]
         while todo:
             folder, parts = todo.pop()
@@ -117,7 +118,7 @@ def read_all(paths: Iterable[str], read: Callable[[str], str],
     A file that cannot be read (binary, too big, gone) is skipped; stopping early is
     recorded on ``walk.stopped``, so the answer says the search was cut short.
     """
-    documents, budget, control = [], MAX_READ, current()
+    documents, budget, control = [], MAX_READ, walk.control
     for rel in paths:
         if budget <= 0 or (control and control.stop_reason()):
             walk.stopped = walk.stopped or "read as much text as one search may"

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .models import parse_reply
+from ..models import parse_reply
 from .openai_model import OpenAIModel
 from .stream_reader import as_dict
 from .streaming import Assembler

@@ -2,12 +2,12 @@
 
     server --chunks--> reader thread --queue--> the model's thread --> report(...)
                                                   | nothing for HEARTBEAT seconds:
-                                                  +--> report("model_delta", kind="waiting")
+                                                  +--> report()  (does the run go on?)
 
 A model waiting on a silent server is stuck in a socket read, and the run's cancel or
 ``max_seconds`` cannot reach it there. So the SDK's stream is read by a thread of its
 own, and the model's thread waits on a queue instead: every `HEARTBEAT` seconds without
-a chunk it reports an empty ``kind="waiting"`` delta. That report raises `RunOver` once
+a chunk it calls ``report()`` with no event: observers hear nothing, and it raises `RunOver` once
 the run has stopped (control.py, ``relay``); the model then calls `StreamReader.stop`,
 which shuts the socket, so the server sees the connection close within ~0.1 s.
 """
@@ -42,13 +42,13 @@ class StreamReader:
                          name="harness-stream").start()
 
     def chunks(self, report: Callable[..., Any]) -> Iterator[Any]:
-        """Each chunk as it comes; while none comes, a heartbeat ``report`` (which raises
-        once the run has stopped)."""
+        """Each chunk as it comes; while none comes, ``report()`` every `HEARTBEAT` seconds
+        (it tells observers nothing and raises once the run has stopped)."""
         while True:
             try:
                 item = self.items.get(timeout=HEARTBEAT)
             except queue.Empty:
-                report("model_delta", kind="waiting", text="")
+                report()  # no news: only asks whether the run goes on (raises if not)
                 continue
             if item is self._END:
                 return

@@ -23,8 +23,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field, create_model
 
+from ..control import RunControl
+from ..tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult
 from .process import run_process
-from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult
 
 
 # Letters, digits and ``_ .,:=/-``. Not ``@`` (``@notes.txt`` makes gcc, javac, and
@@ -75,13 +76,17 @@ class CommandTool(Tool):
                       Field(description=d, pattern=f"^(?:{pattern})$"))
                   for p, d in params.items()}
         args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+        if "run_control" in params:
+            raise ValueError("'run_control' is the harness's own argument; name the "
+                             "placeholder otherwise")
         super().__init__(name, description, args_model, self._run, max_output=max_output,
-                         side_effects=side_effects)
+                         side_effects=side_effects, control="run_control")
         self.cwd, self.timeout = cwd, timeout
 
-    def _run(self, **values: str) -> ToolResult:
+    def _run(self, run_control: RunControl | None = None, **values: str) -> ToolResult:
         argv = [self.argv[0], *(token.format_map(values) for token in self.argv[1:])]
-        return run_process(argv, cwd=self.cwd, timeout=self.timeout, max_output=self.max_output)
+        return run_process(argv, cwd=self.cwd, timeout=self.timeout, max_output=self.max_output,
+                           control=run_control)
 
 
 def placeholders(token: str, template: str) -> list[str]:

@@ -1,0 +1,10 @@
+"""The workspace and tool processes (lessons 02 and 08): file tools confined to one
+folder, search, processes with an allowlisted environment, the sandbox, the reaper and
+command templates."""
+
+from .commands import CommandTool
+from .files import EditError, NotTextError, PathError, TooLargeError
+from .folder import Workspace
+
+__all__ = ["CommandTool", "EditError", "NotTextError", "PathError", "TooLargeError",
+           "Workspace"]
