@@ -46,7 +46,7 @@ SETUP = r'''
 import json, time
 import ipywidgets.widgets.widget as _w
 from harness import Agent, ScriptedModel, tool
-from harness.ui.panel import PlanPanel
+from harness.ui import PlanPanel
 
 OUT = {"messages": 0, "bytes": 0}
 _send = _w.Widget._send

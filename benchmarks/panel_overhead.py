@@ -28,7 +28,7 @@ import time
 import ipywidgets.widgets.widget as widget_module
 
 from harness import Agent, ScriptedModel, parallel, say, tool, tool_call
-from harness.ui.panel import PlanPanel
+from harness.ui import PlanPanel
 
 MAX_RATIO = 2.0
 MAX_DRAWS_PER_SECOND = 22.5  # one redraw every 45 ms at most (~20 a second)

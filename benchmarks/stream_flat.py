@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fake_openai
 
 from harness import Agent, OpenAIModel
-from harness.ui.panel import PlanPanel
+from harness.ui import PlanPanel
 from tests.fake_openai import FakeOpenAI, reply
 
 WINDOW, WARM_UP = 200, 20

@@ -30,13 +30,13 @@ says ``runnable=False``, and your hooks only see calls that could run. A call lo
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .control import RunControl
+from .events import frozen
 from .hooks import Permissions
 from .models import ModelReply
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
@@ -109,13 +109,12 @@ class CallPath:
             except ToolArgumentError as exc:
                 early = "invalid_arguments", ToolResult(False, f"Error: {exc}")
         self.used_ids.add(call_id)
-        # What hooks, the approver and the log see is what will run, as JSON data; each
-        # gets its own copy, so nothing they do to it changes the call.
-        arguments = (args.model_dump(mode="json") if args is not None
+        # What hooks, the approver and the log see is what will run: read-only JSON data.
+        arguments = (frozen(args.model_dump(mode="json")) if args is not None
                      else call["function"]["arguments"])
         writes = {"writes": arguments[tool.writes]} if early is None and tool.writes else {}
-        block = self.emit("tool_call", call_id=call_id, tool_name=name,
-                          arguments=copy.deepcopy(arguments), runnable=early is None, **writes)
+        block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
+                          runnable=early is None, **writes)
         if early:
             status, result = early
         elif block := block or self._permission(tool, arguments):
@@ -176,7 +175,7 @@ class CallPath:
         decision = self.permissions.decide(tool)
         if decision != "ask":
             return self.permissions.check(tool, arguments, decision)
-        self.emit("approval_request", tool_name=tool.name, arguments=copy.deepcopy(arguments))
-        reason = self.permissions.check(tool, copy.deepcopy(arguments), decision)
+        self.emit("approval_request", tool_name=tool.name, arguments=arguments)
+        reason = self.permissions.check(tool, arguments, decision)
         self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason

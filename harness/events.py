@@ -79,6 +79,40 @@ class Event:
         return f"Event({self.type} [{where}] {fields})"
 
 
+def frozen(value: Any) -> Any:
+    """A copy of JSON-like data that refuses changes (dicts and lists, all the way down):
+    a call's arguments in its events are what will run, and no hook can edit the record."""
+    if isinstance(value, dict):
+        return FrozenDict({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return FrozenList(frozen(v) for v in value)
+    return value
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("a call's arguments are read-only: they are what will run. To stop the "
+                    "call, return a reason from the tool_call hook")
+
+
+class FrozenDict(dict):
+    """A dict (JSON, equality, pickling all work) whose contents cannot change."""
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple:
+        return FrozenDict, (dict(self),)
+
+
+class FrozenList(list):
+    """A list (JSON, equality, pickling all work) whose contents cannot change."""
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple:
+        return FrozenList, (list(self),)
+
+
 def notify(observers: Iterable[Any], event: Event) -> None:
     """Hand ``event`` to each observer; a broken one is reported, and never changes the run."""
     for observer in observers:

@@ -47,8 +47,9 @@ ALIASES: dict[str, tuple[str, str | None]] = {  # old name: (its event, fires on
 }
 HOOKS = {**{name: (name, None) for name in EVENTS}, "tool_call": ("tool_call", "runnable"),
          **ALIASES}  # name: (the event it receives, fires only if)
+HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
 ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
-HARNESS_TOOLS = frozenset({"todo_write", "delegate_task"})  # allowed unless the table names
+HARNESS_TOOLS = frozenset({"todo_write", "delegate_task"})  # the names of the harness's own
 DECISIONS = ("allow", "ask", "deny")
 NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 
@@ -133,14 +134,15 @@ class Permissions:
     def decide(self, tool: Tool | str) -> str:
         """The table's answer for a tool: ``"allow"``, ``"ask"`` or ``"deny"``.
 
-        By name, whether you give the name or the `Tool`: the harness's own tools
-        (`HARNESS_TOOLS`: ``todo_write``, ``delegate_task``) are allowed unless the table
-        names them; every other tool not in the table gets ``default``.
+        The harness's own tools (``todo_write``, ``delegate_task``: `HARNESS_TOOLS`) are
+        allowed unless the table names them, given by name or as the `Tool` the harness
+        made; a tool of yours with one of those names gets the table's answer.
         """
         name = tool if isinstance(tool, str) else tool.name
         if name in self.rules:
             return self.rules[name]
-        return "allow" if name in HARNESS_TOOLS else self.default
+        ours = name in HARNESS_TOOLS if isinstance(tool, str) else tool.harness_tool
+        return "allow" if ours else self.default
 
     def check(self, tool: Tool | str, arguments: dict, decision: str | None = None) -> str | None:
         """``None`` if the call may run, else the reason the model will read

@@ -10,13 +10,13 @@
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
     -> RunResult                                                      run_end event
 
-Messages are plain dicts in the OpenAI wire format. Later lessons add mechanisms
-(planning, sub-agents) that the loop calls at fixed points (mechanism.py), so it reads
-the same from lesson 01 to 10.
+Messages are plain dicts in the OpenAI wire format. Later lessons add mechanisms that
+the loop calls at fixed points (mechanism.py): it reads the same from lesson 01 to 10.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Iterable
@@ -30,8 +30,7 @@ from .mechanism import Answer, Mechanism, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
 from .result import RunResult, usage_of
-
-UNKNOWN_RESULT = "Interrupted while running (KeyboardInterrupt): its result is unknown."
+from .streamed import so_far
 
 
 class Run:
@@ -44,15 +43,16 @@ class Run:
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
         self.streamed: list[dict] = []  # what a streaming model has sent of this reply
-        mechanisms = agent.mechanisms(self.run_child, plan_first=plan_first, depth=depth)
-        self.mechanisms: list[Mechanism] = mechanisms  # made by the agent, fresh for this run
-        tools = {**agent.tools, **{t.name: t for m in mechanisms for t in m.tools()}}
+        self.mechanisms: list[Mechanism] = agent.mechanisms(  # fresh for this run
+            self.run_child, plan_first=plan_first, depth=depth)
+        tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
+        self.schema_chars = len(json.dumps(self.schemas)) if self.schemas else 0
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
 
     def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
-        """Run to an outcome and return everything the run produced, however it ended."""
+        """Run to an outcome; return everything the run produced, however it ended."""
         started, end = time.monotonic(), RunOver("model_error")
         try:
             prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
@@ -89,28 +89,28 @@ class Run:
         sent = self.messages
         for mechanism in self.mechanisms:
             sent = mechanism.before_request(sent)  # what is sent; the transcript stays whole
-        self.control.next_turn(lambda: self.estimate(sent))  # cancel, time, budget: stop here
+        self.control.next_turn(  # cancel, time, budget: stop here (the tokens: estimated)
+            lambda: estimate_tokens(sum(map(message_chars, sent)) + self.schema_chars))
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
                   tool_choice=choice)
         report, self.streamed = partial(self.control.relay, self.report), []
-        try:
-            reply = self.control.wait(
-                lambda: ask(self.agent.model, sent, self.schemas, choice, report))
+        try:  # with a cancel or a deadline, a request that hangs cannot hold the run
+            reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,
+                                                  choice, report))
         except ModelError as exc:  # a failed request, a model object that raised or exited
             raise RunOver("model_error", error=str(exc)) from None
         except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
             if self.streamed:
-                self.emit("model_partial", **self.so_far())
+                self.emit("model_partial", **so_far(self.streamed))
             raise
         self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
-        message = self.calls.unique_ids(reply).message()
-        self.emit("model_reply", message=copy_message(message), usage=reply.usage,
+        self.messages.append(self.calls.unique_ids(reply).message())
+        self.emit("model_reply", message=copy_message(self.messages[-1]), usage=reply.usage,
                   finish_reason=reply.finish_reason, reasoning=reply.reasoning,
                   refusal=reply.refusal)
-        self.messages.append(message)
         return reply
 
     def run_tools(self, calls: list[dict]) -> None:
@@ -127,8 +127,8 @@ class Run:
             self.answer_missing(calls, start, f"Not run: the run stopped ({over.outcome}).")
             raise
         except KeyboardInterrupt:  # the call that was running has an unknown result
-            self.answer_missing(calls, start, UNKNOWN_RESULT,
-                                "Not run: interrupted (KeyboardInterrupt).")
+            self.answer_missing(calls, start, "Interrupted while running (KeyboardInterrupt): "
+                                "its result is unknown.", "Not run: interrupted.")
             raise
         for mechanism in self.mechanisms:
             self.note(mechanism.after_round(done))  # the reminder (lesson 05)
@@ -146,7 +146,6 @@ class Run:
                 return  # pushed back: the next request carries why
         raise RunOver("completed", final=text)
 
-    # -- what the loop does for the steps above ------------------------------------------
     def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
@@ -183,24 +182,11 @@ class Run:
         else:
             self.emit(type_, **data)
 
-    def so_far(self) -> dict[str, Any]:
-        """What had streamed of a reply that was stopped (the ``model_partial`` event)."""
-        part = {kind: "".join(d["text"] for d in self.streamed if d.get("kind") == kind)
-                for kind in ("text", "reasoning", "tool_call")}
-        call = next((d.get("name") for d in reversed(self.streamed) if d.get("name")), None)
-        return {"text": part["text"], "reasoning": part["reasoning"], "call": call,
-                "arguments": part["tool_call"]}
-
     def forward(self, event: Event) -> None:
-        """An event (a sub-agent's too) joins this run's list and reaches its observers."""
+        """An event (a sub-agent's too) joins the run's list, and reaches its observers."""
         if event.type not in TRANSIENT:
             self.events.append(event)
         self.sink(event)
-
-    def estimate(self, messages: list[dict]) -> int:
-        """About how many tokens a request of ``messages`` costs (with the tool schemas)."""
-        chars = sum(map(message_chars, messages)) + sum(len(str(s)) for s in self.schemas)
-        return estimate_tokens(chars)
 
     def run_child(self, child: Any) -> Any:
         """Run a sub-agent in this run (subagent.py chose what it gets); its events join ours."""

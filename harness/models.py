@@ -25,6 +25,7 @@ from .outcomes import ModelError, RunOver
 Message = dict[str, Any]
 Report = Callable[..., None]
 # Message fields a provider needs back on its own assistant turns, kept as received.
+DETAILS = ("cached_tokens", "reasoning_tokens")  # counted by some providers only
 ECHOED = ("reasoning_content", "reasoning", "reasoning_details", "extra_content", "refusal")
 
 
@@ -126,7 +127,9 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     calls = [_wire_call(call, i, id_prefix) for i, call in enumerate(raw)]
     reasoning = next((message[k] for k in ("reasoning_content", "reasoning")
                       if isinstance(message.get(k), str) and message[k]), None)
-    if not usage:
+    if usage:
+        usage = read_usage(usage)
+    else:
         written = sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) + 40
                       for c in calls)
         completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
@@ -151,6 +154,25 @@ def _wire_call(call: Any, index: int, id_prefix: str) -> dict:
             "type": "function",  # odd ids and names become strings: the loop refuses them
             "function": {"name": name if isinstance(name, str) else json.dumps(name),
                          "arguments": args}, **extra}
+
+
+def read_usage(usage: dict) -> dict:
+    """Usage in the harness's shape: the three totals and ``estimated: False`` (a total
+    above prompt + completion is the provider's own, kept), plus the details given as
+    ``cached_tokens`` / ``reasoning_tokens`` (harness.live reads providers' own names)."""
+    count = {k: _count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens",
+                                               "total_tokens", *DETAILS) if k in usage}
+    prompt, completion = count.get("prompt_tokens", 0), count.get("completion_tokens", 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": count.get("total_tokens") or prompt + completion, "estimated": False,
+            **{k: count[k] for k in DETAILS if k in count}}
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def estimate_tokens(chars: int) -> int:

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event
+from .models import DETAILS
 from .subagent import Delegation
 from .todo import TodoItem, render
-
-DETAILS = ("cached_tokens", "reasoning_tokens")  # counted by some providers only
 
 
 def empty_usage() -> dict:

@@ -6,9 +6,8 @@
     ])
 
 Each step is one assistant reply: a message dict in the wire format (the builders below
-write them for you) or a function that builds one from the messages so far, so a
-scripted answer can quote what a tool really returned. A function with a second
-parameter also gets the request's ``tools`` and ``tool_choice`` (`RequestInfo`).
+write them) or a function that builds one from the messages so far, so a scripted answer
+can quote what a tool really returned (a second parameter gets a `RequestInfo`).
 
 | builder                        | one assistant reply that                            |
 |--------------------------------|-----------------------------------------------------|
@@ -24,14 +23,14 @@ in ``.requests``. With ``stream=True`` replies arrive as a live model streams th
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .models import (Message, ModelError, ModelReply, Report, copy_message, estimate_tokens,
                      message_chars, parse_reply, takes)
+from .streamed import pieces
 
 Step = Message | Callable[..., Message]
 
@@ -65,7 +64,7 @@ def parallel(*steps: Message) -> Message:
 
 @dataclass(frozen=True)
 class RequestInfo:
-    """What a step function may read besides the messages: the request's tools and choice."""
+    """What a step function may read besides the messages."""
 
     tools: list[dict]
     tool_choice: Any
@@ -78,11 +77,9 @@ class ScriptExhausted(ModelError):
 class ScriptedModel:
     """A model that plays back a script of replies. See the module docstring.
 
-    A step may carry ``"usage"`` (reported, never put in the transcript; without it
-    usage is estimated and marked ``"estimated": True``) and ``"finish_reason"``
-    (``"length"``: an answer cut off). ``parse`` reads each step: the core's
-    `parse_reply`, or ``harness.live.parse_reply`` to read provider fields as a live model
-    does. ``model`` and ``context_window`` are what the plan panel shows.
+    A step may carry ``"usage"`` (else it is estimated) and ``"finish_reason"``
+    (``"length"``: cut off). ``parse`` reads each step: the core's `parse_reply`, or
+    ``harness.live.parse_reply`` to read provider fields as a live model does.
     """
 
     model: str = "scripted"
@@ -121,16 +118,16 @@ class ScriptedModel:
 
     @property
     def remaining(self) -> int:
-        """How many scripted replies are left (never below 0, even after running out)."""
+        """How many scripted replies are left (never below 0)."""
         return max(0, len(self.steps) - len(self._log))
 
     def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
                  *, report: Report | None = None) -> ModelReply:
         n, chars = len(self._log), self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
+            total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
             raise ScriptExhausted(f"ScriptedModel has no step left for request #{n + 1} (the "
-                                  f"script has {len(self.steps)}): add a step, or lower "
-                                  "max_turns")
+                                  f"script has {total}): add a step, or lower max_turns")
         step = self.steps[n]
         if callable(step):  # a step reads copies: it can never edit the run
             copies = [copy_message(m) for m in messages]
@@ -166,12 +163,9 @@ class ScriptedModel:
             raise
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
-        """Keep a copy of this request; return its size in characters.
-
-        A run only ever appends to its list, so the copy of the last list seen grows by
-        the messages added since: each message is copied and counted once, and a long run
-        costs the same per request as a short one. Any other list is copied whole.
-        """
+        """Keep a copy of this request; return its size in characters. A run only appends
+        to its list, so each message is copied and counted once (a long run costs the same
+        per request as a short one); any other list is copied whole."""
         seen, copies, chars = self._seen
         if seen is not messages or len(copies) > len(messages) or (
                 copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
@@ -184,32 +178,3 @@ class ScriptedModel:
         if self._tools[0] is not tools:
             self._tools = (tools, len(json.dumps(tools)) if tools else 0)
         return chars + self._tools[1]
-
-
-def pieces(message: Message, words: int = 1) -> Iterator[tuple[str, dict]]:
-    """A reply cut as a server streams it: reasoning and text a few words at a time, each
-    tool call named first, then its arguments 12 characters at a time."""
-    for key in ("reasoning_content", "reasoning"):
-        for piece in _words(message.get(key), words):
-            yield "reasoning", {"text": piece}
-    content = message.get("content")
-    for part in content if isinstance(content, list) else [content]:
-        kind = "reasoning" if isinstance(part, dict) and part.get("type") == "thinking" else "text"
-        text = part.get("text", part.get("thinking")) if isinstance(part, dict) else part
-        for piece in _words(text, words):
-            yield kind, {"text": piece}
-    for index, call in enumerate(message.get("tool_calls") or ()):
-        fn = call.get("function") or {}
-        name, args = fn.get("name") or "", fn.get("arguments") or ""
-        args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        yield "tool_call", {"text": "", "index": index, "name": name}
-        for start in range(0, len(args), 12):
-            yield "tool_call", {"text": args[start:start + 12], "index": index, "name": name}
-
-
-def _words(text: Any, words: int) -> list[str]:
-    """``text`` in pieces of ``words`` words, each with the space after it."""
-    if not isinstance(text, str) or not text:
-        return []
-    found = re.findall(r"\s*\S+\s*", text) or [text]
-    return ["".join(found[i:i + words]) for i in range(0, len(found), words)]

@@ -172,7 +172,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
         # eval_str: under `from __future__ import annotations` the hints are strings.
         for pname, param in inspect.signature(f, eval_str=True).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"@tool {f.__name__}: *{pname} cannot be sent as JSON "
+                stars = "*" if param.kind == param.VAR_POSITIONAL else "**"
+                raise TypeError(f"@tool {f.__name__}: {stars}{pname} cannot be sent as JSON "
                                 "arguments; give each argument its own named parameter")
             if RunControl in (param.annotation, *typing.get_args(param.annotation)):
                 control = pname  # the run's control, filled in by the call path

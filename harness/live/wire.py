@@ -139,30 +139,17 @@ def content_part(part: Any) -> tuple[str, str]:
 
 
 def read_usage(usage: dict) -> dict:
-    """A provider's usage in the harness's shape: the three totals, ``estimated: False``,
-    and ``cached_tokens`` / ``reasoning_tokens`` when the provider counted them."""
-    prompt = _count(usage.get("prompt_tokens"))
-    completion = _count(usage.get("completion_tokens"))
-    total = _count(usage.get("total_tokens")) or prompt + completion  # the provider's own
-    report = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total,
-              "estimated": False}
+    """A provider's usage in the harness's shape (models.read_usage), with the details
+    providers give under their own names: cached and reasoning token counts."""
     prompt_details = usage.get("prompt_tokens_details") or {}
     cached = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
     if cached is None:
         cached = usage.get("prompt_cache_hit_tokens")  # DeepSeek's name for it
     details = usage.get("completion_tokens_details") or {}
     thought = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    for key, value in (("cached_tokens", cached), ("reasoning_tokens", thought)):
-        if value is not None:
-            report[key] = _count(value)
-    return report
-
-
-def _count(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
+    found = {key: value for key, value in (("cached_tokens", cached),
+                                            ("reasoning_tokens", thought)) if value is not None}
+    return models.read_usage({**usage, **found})
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,

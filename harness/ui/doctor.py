@@ -1,5 +1,8 @@
 """``harness.doctor()``: is this environment ready, and which model will the lessons use?
 
+What ``harness/`` needs is checked apart from what the course adds: a project that
+copied the folder needs only pydantic (openai for `OpenAIModel`, ipywidgets for the
+plan panel); JupyterLab, nbval and pytest are for working through the lessons.
 ``doctor(live=True)`` (``python -m harness doctor --live``) also asks the configured
 endpoint a few tiny questions: see probe.py.
 """
@@ -11,7 +14,13 @@ import sys
 import textwrap
 from urllib.parse import urlsplit
 
-PACKAGES = ("pydantic", "openai", "ipywidgets", "jupyterlab", "nbval", "pytest")
+PACKAGES = {  # what harness/ itself imports: name -> what is missing without it
+    "pydantic": None,  # the core: nothing works without it
+    "openai": "needed for OpenAIModel",
+    "ipywidgets": "needed for the plan panel",
+}
+COURSE = ("jupyterlab", "nbval", "pytest")  # the lessons and their tests (requirements.txt)
+COURSE_HINT = "to work through the course: pip install -r requirements.txt"
 
 
 def _version(name: str) -> str | None:
@@ -33,23 +42,41 @@ def _endpoint(url: str) -> str | None:
 
 
 def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
-    """Print what the course needs and what is configured; return it as a dict.
+    """Print what harness/ needs, what the course adds, what is configured; return it.
 
-    The API key itself is never shown: only whether one is set. With ``live=True`` the
-    configured endpoint is asked what it can do (a few tiny requests; see probe.py).
+    The last line says ``ready`` when harness/ itself can run: pydantic, and openai too
+    when ``HARNESS_MODEL`` asks for a live model. ``show_versions=False`` prints only what
+    is missing. The API key itself is never shown: only whether one is set. With
+    ``live=True`` the configured endpoint is asked what it can do (see probe.py).
     """
     report = {
         "python": sys.version.split()[0],
         "packages": {name: _version(name) for name in PACKAGES},
+        "course": {name: _version(name) for name in COURSE},
         "model": os.environ.get("HARNESS_MODEL") or None,
         "endpoint": _endpoint(os.environ.get("OPENAI_BASE_URL", "")),
         "api_key_set": bool(os.environ.get("OPENAI_API_KEY", "").strip()),
     }
-    missing = [name for name, version in report["packages"].items() if version is None]
+    needed = ["pydantic"] + (["openai"] if report["model"] else [])
+    missing = [name for name in needed if report["packages"][name] is None]
+    report["ready"] = not missing
     if show_versions:
         print(f"python {report['python']}")
-        for name, version in report["packages"].items():
-            print(f"  {name:<11} {version or 'MISSING: pip install -r requirements.txt'}")
+    for name, version in report["packages"].items():
+        if version is None:
+            why = PACKAGES[name]
+            print(f"  {name:<11} MISSING: " + (f"{why} (pip install {name})" if why
+                                              else f"pip install {name}"))
+        elif show_versions:
+            print(f"  {name:<11} {version}")
+    course_missing = [name for name, version in report["course"].items() if version is None]
+    if show_versions or course_missing:
+        print("for the course (lessons and tests):")
+        for name, version in report["course"].items():
+            if show_versions or version is None:
+                print(f"  {name:<11} {version or 'MISSING'}")
+        if course_missing:
+            print(f"  {COURSE_HINT}")
     if report["model"] is None:
         print("model: offline (ScriptedModel). Set HARNESS_MODEL to use a live model.")
     else:
@@ -60,7 +87,8 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
 
     report["sandbox"] = status()
     print(textwrap.fill(report["sandbox"], 96, subsequent_indent="  "))
-    print("ready" if not missing else f"missing: {', '.join(missing)}")
+    print("ready" if not missing else
+          f"missing: {', '.join(missing)} (pip install {' '.join(missing)})")
     if live:
         report["live"] = _live()
     return report

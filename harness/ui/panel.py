@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import textwrap
 from collections import deque
-from typing import Any
 
 from ..events import Event
 from ..todo import MARKERS, TodoItem, progress, render
 from .display import format_event, plural, short, tokens
 from .reply import LiveReply
 
-__all__ = ["LiveReply", "PanelState", "PlanPanel", "format_event"]  # noqa: F822 (PlanPanel: __getattr__)
 
 def _replied(event: Event) -> str:
     calls = event.message.get("tool_calls") or []
@@ -75,6 +73,7 @@ class PanelState:
         self.window: int | None = None  # the model's context window, when known
         self.limits: dict[str, int | None] = {}  # the run's budget (run_start)
         self.used = dict.fromkeys(BUDGETS, 0)  # counted from events as the budget counts
+        self.delegated = False  # a sub-agent sent a request: turns alone undercount them
         self.children: dict[str, dict] = {}
         self.end: dict | None = None
         self.live = LiveReply()
@@ -109,6 +108,7 @@ class PanelState:
         d = event.data
         if kind == "model_request":
             self.used["requests"] += 1
+            self.delegated = self.delegated or event.depth > 0
         elif kind == "tool_result" and d.get("ran"):
             self.used["tool_calls"] += 1
         elif kind == "model_reply":
@@ -127,8 +127,9 @@ class PanelState:
                 self.tokens[d["child_id"]] = d["usage"].get("total_tokens", 0)
         elif kind == "run_end" and event.depth > 0:
             self.steps.pop(event.depth, None)
-        elif kind == "run_end":
-            self.end = dict(d, during=self.step_text())
+        elif kind == "run_end":  # its turns are the top agent's; requests count them all
+            self.end = dict(d, during=self.step_text(), requests=self.used["requests"],
+                            delegated=self.delegated)
             self.status, self.steps = d["outcome"], {}
             self.live.stopped = True  # what was being written stays, marked as stopped
 
@@ -163,6 +164,8 @@ class PanelState:
             return ""
         end = self.end
         text = f"{end['outcome']} after {plural(end['turns'], 'turn')}"
+        if end["delegated"]:  # turns are the top agent's requests; the sub-agents' add up
+            text += f" ({plural(end['requests'], 'request')} with sub-agents)"
         if end.get("error"):
             text += f": {short(end['error'], 80)}"
         if end["outcome"] != "completed" and end["during"]:
@@ -224,11 +227,3 @@ class PanelState:
 def _fit(line: str, width: int = 96) -> str:
     """Wrap a long text line at word boundaries (a notebook shows about 100 characters)."""
     return textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False)
-
-
-def __getattr__(name: str) -> Any:
-    """``harness.panel.PlanPanel`` lives in panel_widget.py, imported on first use."""
-    if name == "PlanPanel":
-        from .widget import PlanPanel
-        return PlanPanel
-    raise AttributeError(f"module 'harness.panel' has no attribute {name!r}")
