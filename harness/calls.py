@@ -2,10 +2,10 @@
 
     lookup -> not a repeated id? switched on? within the reply's cap? -> validate
       -> answered before? (a call log being resumed or replayed)
-      -> tool_call event          (pre_tool_use hooks: a string blocks the call)
+      -> tool_call event          (its hooks: a string blocks the call)
       -> permissions              (ask: approval_request, the approver, approval_result)
       -> intent on disk (call log) -> execute -> result on disk
-      -> tool_result event        (post_tool_use hooks, if the tool ran)
+      -> tool_result event        (its hooks)
 
 Every way a call can end is a `ToolResult` the model reads (capped, like any tool
 output), and a ``status`` on the ``tool_result`` event:

@@ -3,8 +3,8 @@
 Every tool call takes one path, the same for your tools and the harness's own
 (`calls.py`):
 
-    lookup -> validate arguments -> pre_tool_use hooks -> permissions -> execute
-           -> post_tool_use hooks -> {"role": "tool"} message
+    lookup -> validate arguments -> tool_call hooks -> permissions -> execute
+           -> tool_result hooks -> {"role": "tool"} message
 
 A hook is a function that receives one kind of event, the moment the loop emits it,
 registered under that event's name: ``hooks.on("tool_call", fn)``. Any event type of
@@ -22,7 +22,7 @@ The harness refuses an unknown tool or invalid arguments itself (their ``tool_ca
 event says ``runnable=False``), so ``tool_call`` hooks only see calls that could run. A
 ``tool_call`` hook that returns a string blocks the call: the tool does not run and the
 model reads the string. A ``stop`` hook that returns a string refuses the answer: the
-model reads why and tries again (harness/durable/verify.py).
+model reads why and tries again (verify.py).
 
 `Permissions` is a table ``tool name -> "allow" | "ask" | "deny"``, enforced on the
 same path. The table is frozen when made: nothing a model says or a tool returns can

@@ -171,7 +171,8 @@ class Run:
         answer, errors = self.agent.hooks.fire(event)
         for hook, error in errors:  # a broken hook is reported; the run goes on
             warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
-            self.emit("hook_error", hook=hook, error=error)
+            if type_ != "hook_error":  # a broken hook_error hook is only warned about
+                self.emit("hook_error", hook=hook, error=error)
         return answer
 
     def report(self, type_: str, **data: Any) -> None:

@@ -95,7 +95,7 @@ def diff(old: list[TodoItem], new: list[TodoItem]) -> dict[str, list]:
 
 
 class TodoList:
-    """The current plan of one run, with change listeners (the panel subscribes)."""
+    """The current plan of one run (watch it through ``plan_update`` events)."""
 
     def __init__(self, max_items: int = MAX_ITEMS) -> None:
         self.max_items = max_items

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from harness import Agent, Event, Permissions, ScriptedModel, say, tool, tool_call
-from harness.ui.panel import PanelState, PlanPanel, format_event
+from harness.ui import PanelState, PlanPanel, format_event
 from harness.ui.throttle import Throttle
 
 ITEMS = ["Add up the March sales", "Report the total"]
@@ -77,7 +77,8 @@ def test_finished_run_shows_every_item_done_and_the_outcome(finished):
     assert text.splitlines()[0] == "Agent plan: completed"
     assert "  [x] Add up the March sales\n  [x] Report the total\n" in text
     assert "Progress: 2/2 done [##########]" in text
-    assert 'Outcome: completed after 7 turns — "The March total is 555.5."' in text
+    assert ('Outcome: completed after 7 turns (9 requests with sub-agents) — '
+            '"The March total is 555.5."') in text
 
 
 def test_last_change_names_the_status_change_of_the_last_update(finished):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness import Agent, OpenAIModel, tool
-from harness.models import parse_reply
+from harness.live.wire import parse_reply
 from tests.fake_openai import FakeOpenAI, reply
 from tests.provider_rules import deepseek_problems, deepseek_thinking
 

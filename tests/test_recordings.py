@@ -196,7 +196,7 @@ def test_a_recorded_conversation_replays_as_the_provider_meant(name: str) -> Non
 
 def reasoning_of(model: OpenAIModel, name: str) -> str:
     """Reasoning that is not sent back (content parts): read it from a fresh parse."""
-    from harness.models import parse_reply
+    from harness.live.wire import parse_reply
 
     recording = load(name)
     message = recording["interactions"][0]["response"]["parsed_body"]["choices"][0]["message"]

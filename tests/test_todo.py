@@ -135,35 +135,6 @@ def test_todo_list_renders_with_the_module_formatter():
     assert plan.render() == render(plan.snapshot())
 
 
-def test_listener_gets_the_plan_and_what_changed():
-    plan = planned_list()
-    seen = []
-    plan.subscribe(lambda snapshot, changes: seen.append((snapshot, changes)))
-    plan.update([{"content": "Find the policy", "status": "completed"},
-                 {"content": "Check the sources", "status": "pending"}])
-    assert seen == [(
-        items(("Find the policy", "completed"), ("Check the sources", "pending")),
-        {"added": ["Check the sources"], "removed": ["Draft the answer"],
-         "status_changes": [["Find the policy", "in_progress", "completed"]]},
-    )]
-
-
-def test_listener_is_not_called_for_a_refused_update():
-    plan = planned_list()
-    seen = []
-    plan.subscribe(lambda snapshot, changes: seen.append(changes))
-    with pytest.raises(PlanError):
-        plan.update([{"content": "", "status": "pending"}])
-    assert seen == []
-
-
-def test_listener_changing_its_snapshot_cannot_change_the_plan():
-    plan = TodoList()
-    plan.subscribe(lambda snapshot, changes: snapshot.clear())
-    plan.update(TWO_STEPS)
-    assert len(plan.snapshot()) == 2
-
-
 def test_todo_write_schema_forbids_unknown_fields_and_requires_todos():
     params = TodoList().as_tool().schema()["function"]["parameters"]
     item = params["$defs"]["TodoItem"]
@@ -307,17 +278,6 @@ def test_every_todo_write_refusal_says_the_plan_was_not_changed():
                 '{"todos": null}', '{"todos": []} {}', '{"todos": [{"content": "a"}]}'):
         with pytest.raises(ToolArgumentError, match="The plan was not changed"):
             tool.parse(raw)
-
-
-def test_a_raising_listener_does_not_turn_an_accepted_update_into_an_error():
-    plan = TodoList()
-    plan.subscribe(lambda snapshot, changes: 1 / 0)
-    tool_ = plan.as_tool()
-    with pytest.warns(RuntimeWarning, match="ZeroDivisionError"):
-        result = tool_.execute(tool_.parse(json.dumps({"todos": TWO_STEPS})))
-    assert result.ok
-    assert result.output.startswith("Plan updated (0/2 done)")
-    assert len(plan) == 2
 
 
 def test_plan_update_comes_after_the_tool_result_of_its_call():

@@ -233,8 +233,7 @@ def test_run_shell_stops_within_a_second_when_the_run_is_cancelled(ws: Workspace
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     started = time.monotonic()
-    with RunControl(max_turns=1, cancel=cancel).active():
-        result = ws.run_shell("sleep 30")
+    result = ws.run_shell("sleep 30", control=RunControl(max_turns=1, cancel=cancel))
     assert time.monotonic() - started < 1.2
     assert not result.ok
     assert "stopped: cancelled" in result.output
@@ -243,8 +242,7 @@ def test_run_shell_stops_within_a_second_when_the_run_is_cancelled(ws: Workspace
 def test_run_shell_timeout_is_cut_to_the_runs_time_left(ws: Workspace) -> None:
     control = RunControl(max_turns=1, deadline=time.monotonic() + 0.3)
     started = time.monotonic()
-    with control.active():
-        result = ws.run_shell("sleep 30")
+    result = ws.run_shell("sleep 30", control=control)
     assert time.monotonic() - started < 1  # not the workspace's own 5 s
     assert "stopped: time_limit" in result.output
 

@@ -26,7 +26,7 @@ from harness import (
     tool_call,
 )
 
-FAILED_HOOK = "Blocked: a pre_tool_use hook failed"
+FAILED_HOOK = "Blocked: a tool_call hook failed"
 
 
 def _run(ws: Workspace, calls: list[dict], tools: list[Tool] | None = None,
@@ -91,7 +91,7 @@ NOTES_CASES = [  # (label, call, allowed, the hint if it ran anyway)
 
 @check
 def check_notes_only(notes_only: Callable) -> str:
-    """Your ``pre_tool_use`` hook: every write only inside notes/, every other call untouched."""
+    """Your ``tool_call`` hook: every write only inside notes/, every other call untouched."""
     notes_only(Event("tool_call", data={  # an unfinished stub raises here, not in the run
         "call_id": "probe", "tool_name": "write_file", "runnable": True,
         "arguments": {"path": "notes/summary.md", "content": ""}, "writes": "notes/summary.md"}))
@@ -99,7 +99,7 @@ def check_notes_only(notes_only: Callable) -> str:
         ws = Workspace.sample(tmp)
         before = {p: ws.read_file(p) for p in ("README.md", "docs/policies/returns.md")}
         hooks = Hooks()
-        hooks.on("pre_tool_use", notes_only)
+        hooks.on("tool_call", notes_only)
         outputs = _run(ws, [call for _, call, _, _ in NOTES_CASES],
                        [*ws.tools, _draft_tool(ws)], hooks=hooks)
         for (label, _, allowed, hint), (ran, output) in zip(NOTES_CASES, outputs, strict=True):

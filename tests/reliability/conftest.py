@@ -23,8 +23,8 @@ from .transcript import assert_valid_transcript
 def every_transcript_is_valid(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     execute = loop.Run.execute
 
-    def checked(self: loop.Run, task: str) -> loop.RunResult:
-        result = execute(self, task)
+    def checked(self: loop.Run, task: str, history: list = ()) -> loop.RunResult:
+        result = execute(self, task, history)
         assert_valid_transcript(result.messages)
         return result
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness import (Agent, Event, OpenAIModel, ScriptedModel, Workspace, parallel, say, tool,
                      tool_call)
-from harness.control import current
+from harness import RunControl
 from tests.fake_openai import FakeOpenAI, reply, slow
 
 from tests.reliability.procs import none_left_in
@@ -82,9 +82,9 @@ def test_cancel_during_a_model_request_over_http(fake_openai: FakeOpenAI) -> Non
 
 def test_cancel_during_a_tool_that_waits_cooperatively() -> None:
     @tool
-    def wait_for_data() -> str:
+    def wait_for_data(control: RunControl) -> str:
         """Wait for data, checking the run's stop button as it waits."""
-        while (stop := current().stop_reason()) is None:
+        while (stop := control.stop_reason()) is None:
             time.sleep(0.01)
         return f"gave up waiting ({stop})"
 
@@ -98,8 +98,8 @@ def test_cancel_during_a_tool_that_waits_cooperatively() -> None:
 
 def test_a_tool_that_blocks_runs_to_its_end_and_cancel_stops_the_next_call() -> None:
     """By design: tools run in the loop's thread and cancel is cooperative. A tool that
-    never looks at `current()` finishes (its result is known and kept); the cancel then
-    ends the run before anything else runs. Long tools should poll `current()`, as
+    never looks at its `RunControl` finishes (its result is known and kept); the cancel then
+    ends the run before anything else runs. Long tools should take a `RunControl` argument and poll it, as
     run_shell and CommandTool do."""
     ran = []
 

@@ -77,8 +77,8 @@ def test_a_listing_stops_after_so_many_entries_and_says_so(tmp_path: Path) -> No
 
 
 def test_a_listing_stops_when_the_run_is_out_of_time(tree: Workspace) -> None:
-    with RunControl(max_turns=1, deadline=time.monotonic() - 1).active():
-        listed = tree.list_files("**/*")
+    listed = tree.list_files("**/*", control=RunControl(max_turns=1,
+                                                         deadline=time.monotonic() - 1))
     assert listed.endswith("[listing stopped early: the run stopped (time_limit); use a "
                            "narrower pattern]")
 

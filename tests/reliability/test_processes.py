@@ -91,8 +91,7 @@ def test_command_tool_stops_and_kills_its_children_when_the_run_is_cancelled(
     cancel = threading.Event()
     threading.Timer(0.4, cancel.set).start()
     started = time.monotonic()
-    with RunControl(max_turns=1, cancel=cancel).active():
-        result = spawn.execute(spawn.parse('{"tag": "run2"}'))
+    result = spawn.execute(spawn.parse('{"tag": "run2"}'), RunControl(max_turns=1, cancel=cancel))
     assert time.monotonic() - started < 1.4
     assert "stopped: cancelled" in result.output
     assert none_left_in(ws.root)
