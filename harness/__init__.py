@@ -25,9 +25,9 @@ from .outcomes import OUTCOMES, ModelError, RunOver
 from .result import RunResult
 from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
 from .settings import Settings
-from .todo import TodoItem, TodoList
 from .tools import Tool, ToolResult, tool
 
+LAZY = {"TodoItem": "harness.todo", "TodoList": "harness.todo"}  # the plan's pydantic models
 EXTENSIONS = {  # name: the sub-package module that holds it, imported when first used
     "OpenAIModel": "harness.live.openai_model", "Workspace": "harness.workspace.folder",
     "CommandTool": "harness.workspace.commands", "CallLog": "harness.durable.calllog",
@@ -36,8 +36,10 @@ EXTENSIONS = {  # name: the sub-package module that holds it, imported when firs
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXTENSIONS:
-        return getattr(import_module(EXTENSIONS[name]), name)
+    if name in EXTENSIONS or name in LAZY:
+        return getattr(import_module({**LAZY, **EXTENSIONS}[name]), name)
+    if name in ("planning", "reminder", "subagent", "todo", "verify"):  # harness.todo, ...
+        return import_module(f"harness.{name}")
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
 
 
@@ -45,5 +47,5 @@ __all__ = ["EVENTS", "OUTCOMES", "Agent", "Answer", "Budget", "ChatModel", "Even
            "Mechanism", "ModelError", "ModelReply", "Note", "Permissions", "RequestInfo",
            "RunControl", "RunOver", "RunResult", "ScriptedModel", "Settings", "TodoItem",
            "TodoList", "Tool", "ToolResult", "parallel", "say", "tool", "tool_call",
-           *EXTENSIONS]
+           *EXTENSIONS]  # TodoItem, TodoList: built on first use (pydantic models cost ~60 ms)
 __version__ = "0.2.0"

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import subagent
 from .calls import Ledger
 from .control import Budget, RunControl
 from .hooks import Hooks, Permissions
 from .loop import Run
 from .mechanism import Mechanism
 from .models import ChatModel
-from .planning import Planning
 from .result import RunResult
 from .settings import NAMES, Settings
-from .subagent import Child, RunChild, Subagents
 from .tools import Tool
-from .verify import Verification
+
+if TYPE_CHECKING:
+    from .subagent import Child, RunChild
 
 DEFAULT_SYSTEM = ("You are a helpful assistant. Use the tools when they help, "
                   "and answer from what they return.")
@@ -105,12 +104,17 @@ class Agent:
 
     def mechanisms(self, run_child: RunChild, *, plan_first: bool = False,
                    depth: int = 0) -> list[Mechanism]:
-        """The mechanisms of one run, made fresh for it from the settings (lessons 04-09)."""
+        """The mechanisms of one run, made fresh for it from the settings (lessons 04-09).
+        Each is imported when an agent first needs it: `import harness` builds no plan."""
+        from . import subagent
+        from .planning import Planning
+        from .verify import Verification
+
         s, found = self.settings, []
         if s.planning:
             found.append(Planning(s.reminder_after, s.reminder_counting, plan_first=plan_first))
         if s.subagents and depth == 0:  # a sub-agent never delegates again
-            found.append(Subagents([self.tools[n] for n in s.subagent_tools],
+            found.append(subagent.Subagents([self.tools[n] for n in s.subagent_tools],
                                    s.subagent_max_turns, run_child, s.agent_id,
                                    system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)

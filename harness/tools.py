@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .control import RunControl
 from .tool_text import (ToolArgumentError, cap, describe, error_line, parse_json_object, reason,
@@ -162,6 +162,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
             '''
     """
     def build(f: Callable[..., Any]) -> Tool:
+        from pydantic import Field  # here, not at the top: it costs `import harness` 40 ms
+
         if inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f):
             raise TypeError(f"@tool {f.__name__}: an async function would return a coroutine, "
                             "not its result; write it as a plain def (run the coroutine inside "

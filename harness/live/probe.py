@@ -75,14 +75,19 @@ def print_probe(checks: list[Check], settings: dict[str, Any], model: OpenAIMode
         print(f"to use them every time: HARNESS_MODEL_SETTINGS='{json.dumps(changed)}'")
 
 
-def _create(model: OpenAIModel, **request: Any) -> Any:
-    return model.client.chat.completions.create(
-        **{**model.settings.request, "model": model.model, "messages": ASK, **request})
+def _create(model: OpenAIModel, tools: list[dict] | None = None, choice: Any = None,
+            **stream: Any) -> Any:
+    """One tiny request, built as a run builds it (`OpenAIModel._request`: the settings, the
+    model name), streamed only as ``stream`` says."""
+    request = model._request(ASK, tools or [], choice, None)
+    request.pop("stream", None)
+    request.pop("stream_options", None)
+    return model.client.chat.completions.create(**request, **stream)
 
 
 def _tools(model: OpenAIModel, choice: Any, label: str, found: list[dict]) -> Check:
     try:
-        completion = as_dict(_create(model, tools=[ECHO], tool_choice=choice))
+        completion = as_dict(_create(model, [ECHO], choice))
     except Exception as exc:
         return Check(label, False, _said(model, exc))
     message = ((completion.get("choices") or [{}])[0] or {}).get("message") or {}
