@@ -99,8 +99,8 @@ def test_cancel_during_a_tool_that_waits_cooperatively() -> None:
 def test_a_tool_that_blocks_runs_to_its_end_and_cancel_stops_the_next_call() -> None:
     """By design: tools run in the loop's thread and cancel is cooperative. A tool that
     never looks at its `RunControl` finishes (its result is known and kept); the cancel then
-    ends the run before anything else runs. Long tools should take a `RunControl` argument and poll it, as
-    run_shell and CommandTool do."""
+    ends the run before anything else runs. Long tools should take a `RunControl` argument
+    and poll it, as run_shell and CommandTool do."""
     ran = []
 
     @tool
