@@ -79,21 +79,25 @@ class Agent:
         raise AttributeError(f"'Agent' object has no attribute {name!r}")
 
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
-            call_log: Ledger | None = None, messages: Iterable[dict] = ()) -> RunResult:
+            call_log: Ledger | None = None, messages: Iterable[dict] = (),
+            within: RunControl | None = None) -> RunResult:
         """Run one task to an outcome. Always returns a `RunResult`, whatever happened.
 
         ``cancel``: anything with ``is_set()``; ``plan_first``: force ``todo_write`` on the
         first request; ``call_log``: a ``harness.durable.CallLog`` (intent on disk before
         each call runs; one that holds entries resumes that run); ``messages``: an
         earlier run's ``result.messages``, to continue that conversation (its system
-        prompt is replaced by this run's).
+        prompt is replaced by this run's); ``within``: the `RunControl` of a run this one
+        is part of (a tool that runs an agent passes its own), whose budget, clock and
+        cancel it then shares.
         """
         if plan_first and not self.planning:
             raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
                              "only with Agent(..., planning=True)")
         s = self.settings
         budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
-        control = RunControl.start(s.max_turns, s.max_seconds, cancel, budget)
+        control = (within.child(s.max_turns) if within is not None else
+                   RunControl.start(s.max_turns, s.max_seconds, cancel, budget))
         return Run(self, control, plan_first=plan_first, call_log=call_log).execute(
             task, list(messages))
 

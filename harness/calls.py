@@ -133,9 +133,10 @@ class CallPath:
         if self.log is not None:
             try:
                 self.log.intent(self.agent_id, call_id, tool.name, arguments)
-            except OSError as exc:  # the reason, not the log's path: the model reads this
+            except (OSError, ValueError) as exc:  # the reason, not the log's path
+                why = getattr(exc, "strerror", None) or exc
                 return "unlogged", ToolResult(False, "Not run: its intent could not be written "
-                                              f"to the call log ({exc.strerror or exc}).")
+                                              f"to the call log ({why}).")
         self.control.budget.spend("tool_calls")
         result = tool.execute(args, self.control)
         status = "ok" if result.ok else "error"
@@ -143,7 +144,7 @@ class CallPath:
             try:
                 self.log.result(self.agent_id, call_id, tool.name, status, result.ok,
                                 result.output)
-            except OSError as exc:  # it ran: a resumed run will report it as unknown
+            except (OSError, ValueError) as exc:  # it ran: a resumed run reports it unknown
                 warnings.warn(f"call log: the result of {call_id} was not written ({exc})",
                               RuntimeWarning, stacklevel=2)
         return status, result

@@ -105,15 +105,15 @@ class RunControl:
         if reason:
             raise RunOver(reason)
 
-    def next_turn(self, estimate: Callable[[], int]) -> None:
+    def next_turn(self, estimate: int = 0) -> None:
         """Before a model request: stop if the run must, or if this agent or the run has
-        no request left (or too few input tokens: ``estimate()`` for this one)."""
+        no request left (or too few input tokens for this one: about ``estimate``)."""
         self.check()
         if self.turns >= self.max_turns:
             raise RunOver("turn_limit")
         self.budget.check("requests")
         if self.budget.input_tokens is not None:  # what this request will cost, about
-            self.budget.check("input_tokens", estimate())
+            self.budget.check("input_tokens", estimate)
         self.turns += 1
         self.budget.spend("requests")
 

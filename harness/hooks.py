@@ -74,6 +74,10 @@ class Hooks:
         self._callbacks.setdefault(event, []).append((name, only_if, fn))
         return fn
 
+    def answers(self, event_type: str) -> bool:
+        """True if hooks listen to ``event_type`` and may say no to it (tool_call, stop)."""
+        return event_type in ANSWERING and bool(self._callbacks.get(event_type))
+
     def listening(self, name: str) -> bool:
         """True if any callback is registered for the event (or alias) ``name``."""
         return bool(self._callbacks.get(HOOKS[name][0]))
@@ -100,6 +104,8 @@ class Hooks:
                 errors.append((name, f"{type(exc).__name__}: {exc}"))
                 if event.type == "tool_call":  # a guard that cannot decide says no
                     return f"Blocked: a {name} hook failed ({errors[-1][1]}).", errors
+                if event.type == "stop":  # so does a check that cannot check the answer
+                    return f"it could not be checked (a stop hook failed: {errors[-1][1]}).", errors
                 continue
             if event.type in ANSWERING and isinstance(answer, str) and answer:
                 return answer, errors

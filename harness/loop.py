@@ -10,8 +10,7 @@
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
     -> RunResult                                                      run_end event
 
-Messages are plain dicts in the OpenAI wire format. Later lessons add mechanisms that
-the loop calls at fixed points (mechanism.py): it reads the same from lesson 01 to 10.
+Messages are plain wire-format dicts; later lessons plug in at fixed points (mechanism.py).
 """
 
 from __future__ import annotations
@@ -42,12 +41,10 @@ class Run:
         self.agent_id, self.messages, self.events = agent.agent_id, [], []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.streamed: list[dict] = []  # what a streaming model has sent of this reply
         self.mechanisms: list[Mechanism] = agent.mechanisms(  # fresh for this run
             self.run_child, plan_first=plan_first, depth=depth)
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
-        self.schema_chars = len(json.dumps(self.schemas)) if self.schemas else 0
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
 
@@ -89,14 +86,15 @@ class Run:
         sent = self.messages
         for mechanism in self.mechanisms:
             sent = mechanism.before_request(sent)  # what is sent; the transcript stays whole
-        self.control.next_turn(  # cancel, time, budget: stop here (the tokens: estimated)
-            lambda: estimate_tokens(sum(map(message_chars, sent)) + self.schema_chars))
+        estimate = 0 if self.control.budget.input_tokens is None else estimate_tokens(
+            sum(map(message_chars, sent)) + len(json.dumps(self.schemas)))  # for the budget
+        self.control.next_turn(estimate)  # cancel, time, budget: stop here
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
                   tool_choice=choice)
-        report, self.streamed = partial(self.control.relay, self.report), []
+        report, self.streamed = partial(self.control.relay, self.report), []  # streamed pieces
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,
                                                   choice, report))
@@ -106,7 +104,8 @@ class Run:
             if self.streamed:
                 self.emit("model_partial", **so_far(self.streamed))
             raise
-        self.control.budget.spend("input_tokens", reply.usage.get("prompt_tokens", 0))
+        self.control.budget.spend("input_tokens",  # a count below the estimate is not believed
+                                  max(reply.usage.get("prompt_tokens", 0), estimate))
         self.messages.append(self.calls.unique_ids(reply).message())
         self.emit("model_reply", message=copy_message(self.messages[-1]), usage=reply.usage,
                   finish_reason=reply.finish_reason, reasoning=reply.reasoning,
@@ -138,8 +137,9 @@ class Run:
         text = reply.content or ""
         facts = {key: value for m in self.mechanisms for key, value in m.facts().items()}
         refusal = self.emit("stop", final=text, turns=self.control.turns, **facts)
-        if reply.refusal or reply.finish_reason == "length":  # never a silent "completed"
-            raise RunOver("refused" if reply.refusal else "truncated", final=text)
+        if reply.refusal or reply.finish_reason in ("content_filter", "length", "max_tokens"):
+            cut = reply.finish_reason in ("length", "max_tokens") and not reply.refusal
+            raise RunOver("truncated" if cut else "refused", final=text)  # never "completed"
         answer = Answer(text, self.control.turns_left() <= 0, refusal)
         for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (09)
             if self.note(mechanism.on_answer(answer)):
@@ -166,9 +166,10 @@ class Run:
 
     def emit(self, type_: str, **data: Any) -> str | None:
         """Record an event, show it to observers, run its hooks; return a hook's "no"."""
-        event = Event(type_, self.agent_id, self.depth, data)
+        event, hooks = Event(type_, self.agent_id, self.depth, data), self.agent.hooks
         self.forward(event)
-        answer, errors = self.agent.hooks.fire(event)
+        fire = partial(hooks.fire, event)  # a slow guard or check cannot hold the run:
+        answer, errors = self.control.wait(fire) if hooks.answers(type_) else fire()
         for hook, error in errors:  # a broken hook is reported; the run goes on
             warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
             if type_ != "hook_error":  # a broken hook_error hook is only warned about
@@ -192,9 +193,8 @@ class Run:
     def run_child(self, child: Any) -> Any:
         """Run a sub-agent in this run (subagent.py chose what it gets); its events join ours."""
         self.emit("subagent_start", child_id=child.agent_id, task=child.task)
-        result = Run(self.agent.for_child(child), self.control.child(child.max_turns),
-                     depth=self.depth + 1, sink=self.forward,
-                     call_log=self.calls.log).execute(child.task)
-        done = child.record(result)
+        run = Run(self.agent.for_child(child), self.control.child(child.max_turns),
+                  depth=self.depth + 1, sink=self.forward, call_log=self.calls.log)
+        done = child.record(run.execute(child.task))
         self.emit("subagent_end", **done.to_dict())
         return done

@@ -86,11 +86,52 @@ def test_read_only_arguments_still_save_copy_and_pickle(tmp_path):
 
 def test_sys_exit_in_a_hook_is_reported_and_the_run_returns(tmp_path):
     hooks = Hooks()
-    hooks.on("stop", lambda event: sys.exit(3))
+    hooks.on("run_start", lambda event: sys.exit(3))
     with pytest.warns(RuntimeWarning, match="SystemExit"):
         result = Agent(ScriptedModel([say("done")]), hooks=hooks).run("go")
     assert result.outcome == "completed"
-    assert [e.hook for e in result.events if e.type == "hook_error"] == ["stop"]
+    assert [e.hook for e in result.events if e.type == "hook_error"] == ["run_start"]
+
+
+def test_a_stop_hook_that_raises_refuses_the_answer_it_could_not_check():
+    """Issue 17, finding 8: a verifier that raised let the answer through as completed."""
+    hooks = Hooks()
+    hooks.on("stop", lambda event: 1 / 0)
+    model = ScriptedModel([say("done"), say("done, really"), say("done!")])
+    with pytest.warns(RuntimeWarning, match="ZeroDivisionError"):
+        result = Agent(model, hooks=hooks, max_refusals=2).run("go")
+    assert (result.outcome, result.final) == ("unverified", "done!")
+    assert "could not be checked" in result.error
+    refused = [m["content"] for m in result.messages if m["role"] == "user"][1:]
+    assert len(refused) == 2 and all("ZeroDivisionError" in text for text in refused)
+
+
+def test_a_stop_hook_that_sleeps_past_max_seconds_ends_the_run_on_time():
+    """Issue 17, finding 8: a verifier that slept held the run past its max_seconds."""
+    hooks = Hooks()
+    hooks.on("stop", lambda event: time.sleep(3))
+    started = time.monotonic()
+    result = Agent(ScriptedModel([say("done")]), hooks=hooks, max_seconds=0.3).run("go")
+    assert result.outcome == "time_limit"
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_tool_call_hook_that_sleeps_past_max_seconds_runs_nothing():
+    ran, hooks = [], Hooks()
+    hooks.on("tool_call", lambda event: time.sleep(3))
+
+    @tool
+    def act() -> str:
+        """Do something."""
+        ran.append(1)
+        return "done"
+
+    started = time.monotonic()
+    result = Agent(ScriptedModel([tool_call("act"), say("ok")]), [act], hooks=hooks,
+                   max_seconds=0.3).run("go")
+    assert (result.outcome, ran) == ("time_limit", [])
+    assert time.monotonic() - started < 1.5
+    assert result.messages[-1]["content"].startswith("Not run")
 
 
 def test_sys_exit_in_a_scripted_step_ends_model_error():
