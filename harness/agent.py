@@ -26,7 +26,7 @@ from .settings import NAMES, Settings
 from .tools import Tool
 
 if TYPE_CHECKING:
-    from .subagent import Child, RunChild
+    from .subagent import Child
 
 DEFAULT_SYSTEM = ("You are a helpful assistant. Use the tools when they help, "
                   "and answer from what they return.")
@@ -80,16 +80,17 @@ class Agent:
 
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
             call_log: Ledger | None = None, messages: Iterable[dict] = (),
-            within: RunControl | None = None) -> RunResult:
+            plan: Iterable[Any] | None = None, within: RunControl | None = None) -> RunResult:
         """Run one task to an outcome. Always returns a `RunResult`, whatever happened.
 
         ``cancel``: anything with ``is_set()``; ``plan_first``: force ``todo_write`` on the
         first request; ``call_log``: a ``harness.durable.CallLog`` (intent on disk before
         each call runs; one that holds entries resumes that run); ``messages``: an
         earlier run's ``result.messages``, to continue that conversation (its system
-        prompt is replaced by this run's); ``within``: the `RunControl` of a run this one
-        is part of (a tool that runs an agent passes its own), whose budget, clock and
-        cancel it then shares.
+        prompt is replaced by this run's); ``plan``: an earlier ``result.plan`` to start
+        from (with planning; a new run starts with none); ``within``: the `RunControl` of
+        a run this one is part of (a tool that runs an agent passes its own), whose
+        budget, clock and cancel it then shares.
         """
         if plan_first and not self.planning:
             raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
@@ -98,7 +99,10 @@ class Agent:
         budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
         control = (within.child(s.max_turns) if within is not None else
                    RunControl.start(s.max_turns, s.max_seconds, cancel, budget))
-        return Run(self, control, plan_first=plan_first, call_log=call_log).execute(
+        if plan is not None and not self.planning:
+            raise ValueError("plan= carries a plan over, and a plan exists only with "
+                             "Agent(..., planning=True)")
+        return Run(self, control, plan_first=plan_first, plan=plan, call_log=call_log).execute(
             task, list(messages))
 
     def about(self) -> dict[str, Any]:
@@ -106,29 +110,49 @@ class Agent:
         return {"model": getattr(self.model, "model", None),
                 "context_window": getattr(self.model, "context_window", None)}
 
-    def mechanisms(self, run_child: RunChild, *, plan_first: bool = False,
-                   depth: int = 0) -> list[Mechanism]:
+    def mechanisms(self, run: Any, *, plan_first: bool = False, depth: int = 0,
+                   plan: Iterable[Any] | None = None) -> list[Mechanism]:
         """The mechanisms of one run, made fresh for it from the settings (lessons 04-09).
         Each is imported when an agent first needs it: `import harness` builds no plan."""
         from . import subagent
         from .planning import Planning
         from .verify import Verification
 
-        s, found = self.settings, []
+        s, found, planning = self.settings, [], None
         if s.planning:
-            found.append(Planning(s.reminder_after, s.reminder_counting, plan_first=plan_first))
+            found.append(planning := Planning(s.reminder_after, s.reminder_counting,
+                                              plan_first=plan_first, plan=list(plan or [])))
         if s.subagents and depth == 0:  # a sub-agent never delegates again
             found.append(subagent.Subagents([self.tools[n] for n in s.subagent_tools],
-                                   s.subagent_max_turns, run_child, s.agent_id,
+                                   s.subagent_max_turns, run.run_child, s.agent_id,
                                    system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
             found.append(Verification(s.max_refusals))
-        return found + [make() for make in self.extra]
+        found += [make() for make in self.extra]
+        window = s.context_window or getattr(self.model, "context_window", None)
+        if window:  # last: it bounds what the others made of the request (lesson 11)
+            from .context import Compaction
+
+            found.append(Compaction(
+                window, compact_at=s.compact_at, summary_model=s.summary_model or self.model,
+                keep_rounds=s.keep_rounds, offload=s.offload_dir, root=self.workspace_root(),
+                emit=run.emit,
+                plan=lambda: planning.plan.render() if planning and len(planning.plan) else None,
+                schemas=lambda: run.schemas))
+        return found
+
+    def workspace_root(self) -> Any:
+        """The root of the workspace whose file tools this agent has (None if none)."""
+        return next((t.fn.__self__.root for t in self.tools.values()
+                     if hasattr(getattr(t.fn, "__self__", None), "root")), None)
 
     def for_child(self, child: Child) -> Agent:
         """The agent a sub-agent runs as: what subagent.py chose for it (tools, prompt,
         turns, id), with this agent's model, hooks, permissions and limits per reply."""
+        s = self.settings  # its own window: it compacts like its parent
         return Agent(self.model, child.tools, hooks=self.hooks, permissions=self.permissions,
                      system=child.system, max_turns=child.max_turns, agent_id=child.agent_id,
-                     max_calls_per_reply=self.max_calls_per_reply,
-                     max_refusals=self.max_refusals)
+                     max_calls_per_reply=s.max_calls_per_reply, max_refusals=s.max_refusals,
+                     context_window=s.context_window, compact_at=s.compact_at,
+                     summary_model=s.summary_model, keep_rounds=s.keep_rounds,
+                     offload_dir=s.offload_dir)

@@ -23,6 +23,8 @@ output), and a ``status`` on the ``tool_result`` event:
 | `recorded`          | answered from the call log of the run resumed or replayed  | no   |
 | `unknown`           | started in that run, never finished: reported, not retried | no   |
 
+A replayed call that did not run (or may have) keeps its recorded status: it never runs.
+
 The harness answers the last seven itself, before any hook: the ``tool_call`` event
 says ``runnable=False``, and your hooks only see calls that could run. A call log
 (``log``: anything with the three methods of `Ledger`) is asked before, and told after.
@@ -63,6 +65,7 @@ class Call:
     tool: Tool | None
     status: str
     result: ToolResult
+    args: Any = None  # the validated arguments (a pydantic model), if they were valid
 
     @property
     def ok(self) -> bool:
@@ -103,11 +106,11 @@ class CallPath:
         call_id, name = call["id"], call["function"]["name"]
         tool = self.tools.get(name)
         args, early = None, self._refusal(call_id, name, tool, position)
-        if early is None:
+        if early is None or early[0] == "recorded":  # a recorded call: what it was (the plan)
             try:
                 args = tool.parse(call["function"]["arguments"])
             except ToolArgumentError as exc:
-                early = "invalid_arguments", ToolResult(False, f"Error: {exc}")
+                early = early or ("invalid_arguments", ToolResult(False, f"Error: {exc}"))
         self.used_ids.add(call_id)
         # What hooks, the approver and the log see is what will run: read-only JSON data.
         arguments = (frozen(args.model_dump(mode="json")) if args is not None
@@ -126,7 +129,7 @@ class CallPath:
             result = ToolResult(result.ok, cap(result.output, limit))
         self.emit("tool_result", call_id=call_id, tool_name=name, ok=result.ok,
                   output=result.output, status=status, ran=status in ("ok", "error"))
-        return Call(call_id, name, tool, status, result)
+        return Call(call_id, name, tool, status, result, args)
 
     def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Verdict:
         """Intent on record, then the tool, then its result: a call never runs unlogged."""

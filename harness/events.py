@@ -21,7 +21,7 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
     "model_request": "turn, n_messages, tool_choice",
     "model_delta": "kind (text, reasoning, tool_call), text; index, name for a call "
                    "(streamed pieces: shown to observers, never stored)",
-    "model_reply": "message, usage, finish_reason, reasoning, refusal",
+    "model_reply": "message, usage, finish_reason, reasoning, refusal; purpose (\"summary\")",
     "model_partial": "text, reasoning, call (what arrived of a reply that was stopped)",
     "tool_call": "call_id, tool_name, arguments, runnable; writes (a tool that writes)",
     "approval_request": "tool_name, arguments",
@@ -36,6 +36,8 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
     "subagent_end": "child_id, task, outcome, answer, usage, tool_calls, seconds, error",
     "tool_choice_fallback": "requested, sent, reminder, reason",
     "hook_error": "hook, error",
+    "pre_compact": "before_tokens, asked (the model called compact)",
+    "compaction": "before_tokens, after_tokens, stubbed, summarised, window",
     "run_end": "outcome, final, error, usage, turns, seconds",
 }
 TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored

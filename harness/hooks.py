@@ -44,12 +44,13 @@ ALIASES: dict[str, tuple[str, str | None]] = {  # old name: (its event, fires on
     "pre_tool_use": ("tool_call", "runnable"),
     "post_tool_use": ("tool_result", "ran"),     # only for a call that really ran
     "subagent_stop": ("subagent_end", None),
+    "post_compact": ("compaction", None),
 }
 HOOKS = {**{name: (name, None) for name in EVENTS}, "tool_call": ("tool_call", "runnable"),
          **ALIASES}  # name: (the event it receives, fires only if)
 HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
 ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
-HARNESS_TOOLS = frozenset({"todo_write", "delegate_task"})  # the names of the harness's own
+HARNESS_TOOLS = frozenset({"todo_write", "delegate_task", "compact"})  # the harness's own
 DECISIONS = ("allow", "ask", "deny")
 NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 

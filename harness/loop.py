@@ -36,13 +36,13 @@ class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
     def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
-                 plan_first: bool = False, call_log: Ledger | None = None) -> None:
+                 call_log: Ledger | None = None, **options: Any) -> None:  # plan_first, plan
         self.agent, self.control, self.depth = agent, control, depth
         self.agent_id, self.messages, self.events = agent.agent_id, [], []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.mechanisms: list[Mechanism] = agent.mechanisms(  # fresh for this run
-            self.run_child, plan_first=plan_first, depth=depth)
+        self.mechanisms: list[Mechanism] = agent.mechanisms(self, depth=depth,  # fresh
+                                                            **options)  # for this run
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,

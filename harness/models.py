@@ -182,9 +182,9 @@ def estimate_tokens(chars: int) -> int:
 
 def message_chars(message: Message) -> int:
     """About how many characters one message costs in a request (the estimate's unit)."""
-    calls = message.get("tool_calls") or ()
+    calls, echoed = message.get("tool_calls") or (), (message.get(k) for k in ECHOED[:3])
     return len(str(message.get("content") or "")) + 12 + sum(
-        len(c["function"]["arguments"]) + 40 for c in calls)
+        len(c["function"]["arguments"]) + 40 for c in calls) + sum(len(str(e)) for e in echoed if e)
 
 
 def copy_message(message: Message) -> Message:

@@ -31,8 +31,9 @@ class Planning(Mechanism):
     """The plan of one run, its `todo_write` tool, the reminder, forcing and the stop gate."""
 
     def __init__(self, reminder_after: int = 3, counting: str = "success", *,
-                 plan_first: bool = False) -> None:
+                 plan_first: bool = False, plan: list | None = None) -> None:
         self.plan = TodoList()
+        self.plan.update(plan or [])  # carried over from an earlier run, only if asked
         self.tool = self.plan.as_tool()
         self.reminder = Reminder(reminder_after, counting)
         self.force_next = plan_first
@@ -53,6 +54,8 @@ class Planning(Mechanism):
         return forced("todo_write")
 
     def after_call(self, call: Call) -> Iterator[Note]:
+        if call.tool is self.tool and call.status == "recorded" and call.ok:
+            self.plan.update(call.args.todos)  # a resumed run: the plan is rebuilt, not lost
         if call.tool is self.tool and call.ok:
             plan = self.plan.snapshot()
             changes, self._shown = diff(self._shown, plan), plan

@@ -96,11 +96,11 @@ class RunResult:
         }
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the whole run as UTF-8 JSON (replay it with ``ScriptedModel.from_run``)."""
+        """Write the whole run as UTF-8 JSON; replay it with ``ScriptedModel.from_run``."""
         from pathlib import Path  # here: pathlib costs `import harness` 15 ms
 
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, ensure_ascii=False, indent=1)
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1, default=str)
+        Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")  # \udc80 kept
         return Path(path)
 
     @classmethod

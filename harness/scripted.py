@@ -94,6 +94,7 @@ class ScriptedModel:
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
         self._seen: tuple[Any, list[Message], int] = (None, [], 0)  # list, copies, chars
         self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
+        self._copied: dict[int, tuple[Message, Message]] = {}  # id -> (message, its copy)
         self._requests: list[dict] = []
 
     @classmethod
@@ -165,13 +166,17 @@ class ScriptedModel:
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
         """Keep a copy of this request; return its size in characters. A run only appends
         to its list, so each message is copied and counted once (a long run costs the same
-        per request as a short one); any other list is copied whole."""
+        per request as a short one); a new list (a compacted request) reuses the copies of
+        the messages it shares with earlier ones."""
         seen, copies, chars = self._seen
         if seen is not messages or len(copies) > len(messages) or (
                 copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
             copies, chars = [], 0
         for message in messages[len(copies):]:
-            copies.append(copy_message(message))
+            known = self._copied.get(id(message))
+            if known is None or known[0] is not message or known[1] != message:  # edited?
+                self._copied[id(message)] = known = (message, copy_message(message))
+            copies.append(known[1])
             chars += message_chars(message)
         self._seen = (messages, copies, chars)
         self._log.append((copies, len(messages), tools or [], tool_choice))

@@ -10,6 +10,7 @@ run. Limits are ``None`` for no limit.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,18 @@ class Settings:
     """Calls one reply may make; the rest are answered "not run" (``too_many_calls``)."""
     max_input_tokens: int | None = None
     """Input tokens of the whole run (estimated before each request): then ``token_limit``."""
+    context_window: int | None = None
+    """The model's window in tokens (None: the model's ``context_window``, if it has one).
+    With a window, what each request sends is compacted to fit it (lesson 11)."""
+    compact_at: float = 0.8
+    """The share of the window above which a request is compacted."""
+    summary_model: Any = None
+    """The model that summarises the oldest part of a long run (None: the agent's own)."""
+    keep_rounds: int = 2
+    """The last tool rounds a compaction always sends whole."""
+    offload_dir: str | None = None
+    """A folder (in the workspace) where compacted tool results are written whole, so the
+    model can read them back with read_file; None: the stub says they are not sent again."""
     max_refusals: int = 2
     """Answers a ``stop`` hook may refuse before the run ends ``unverified`` (lesson 09)."""
     agent_id: str = "main"
@@ -64,6 +77,10 @@ class Settings:
         if self.reminder_counting not in ("success", "name"):
             raise ValueError("reminder_counting must be 'success' (rounds without a successful "
                              "plan update) or 'name' (rounds without a todo_write call)")
+        if not 0 < self.compact_at < 1 or self.keep_rounds < 1:
+            raise ValueError("compact_at must be between 0 and 1, keep_rounds at least 1")
+        if self.context_window is not None and self.context_window < 200:
+            raise ValueError("context_window must be at least 200 tokens, or None")
         if self.max_refusals < 0:
             raise ValueError("max_refusals must be 0 or more")
 

@@ -46,7 +46,12 @@ scripts the stream itself:
 | ``streamed(..., drop_after=5)``        | 5 chunks, then the socket closes mid-body       |
 | ``streamed(..., stall_after=3)``       | 3 chunks, then silence until the client leaves  |
 | ``streamed(..., finish=False)``        | every chunk but the one with ``finish_reason``  |
-| ``streamed(chunks=[...])``             | exactly these chunk dicts (or raw SSE strings)  |
+| ``streamed(..., done=False)``          | the body ends properly, but without ``[DONE]``  |
+| ``streamed(chunks=[...])``             | exactly these chunk dicts (a string is sent as  |
+|                                        | ``data: <string>``, a ``raw_sse(...)`` verbatim)|
+| ``keep_alive(interval=0.05)``          | only ``: keep-alive`` comments, until the client|
+|                                        | leaves; ``whole=True``: a JSON reply that sends |
+|                                        | blank lines while it "waits" (DeepSeek's way)  |
 
 Provider modes (provider_rules.py) answer a request that breaks a provider's
 documented rule with that provider's 400, before the queue is consulted:
@@ -190,17 +195,38 @@ def choice_without_message() -> Scripted:
 
 def streamed(entry: Scripted | None = None, *, chunks: list | None = None,
              interval: float = 0.0, drop_after: int | None = None,
-             stall_after: int | None = None, finish: bool = True) -> Scripted:
-    """A streamed answer: ``entry``'s reply cut into chunks, or exactly ``chunks``."""
+             stall_after: int | None = None, finish: bool = True,
+             done: bool = True) -> Scripted:
+    """A streamed answer: ``entry``'s reply cut into chunks, or exactly ``chunks``
+    (``done=False``: the body ends properly without the closing ``data: [DONE]``)."""
     how = {"chunks": chunks, "interval": interval, "drop_after": drop_after,
-           "stall_after": stall_after, "finish": finish}
+           "stall_after": stall_after, "finish": finish, "done": done}
     return replace(entry or Scripted(), stream=how)
+
+
+class RawSSE(str):
+    """Text a stream sends exactly as it is (a comment, odd line endings...)."""
+
+
+def raw_sse(text: str) -> RawSSE:
+    """A piece of a stream sent verbatim: ``raw_sse(": keep-alive\\n\\n")``."""
+    return RawSSE(text)
+
+
+def keep_alive(interval: float = 0.05, *, whole: bool = False,
+               comment: str = ": keep-alive") -> Scripted:
+    """A server that only keeps the connection busy, until the client leaves: a stream of
+    SSE comments every ``interval`` seconds, or (``whole=True``) a 200 JSON reply whose
+    body is blank lines, as DeepSeek sends while a request waits."""
+    line = "\n" if whole else f"{comment}\n\n"
+    return Scripted(stream={"keep_alive": interval, "line": line, "whole": whole})
 
 
 def sse_chunks(choice: dict, usage: dict | None, *, finish: bool = True) -> list[dict]:
     """One choice's message cut into ``chat.completion.chunk`` deltas, as OpenAI sends
-    them: the role first, a word of text (reasoning, refusal) per chunk, each call's id
-    and name, then its arguments 7 characters at a time, then ``finish_reason``."""
+    them: the role first, a word of text (reasoning, refusal) per chunk, the citations
+    (``annotations``) in one chunk, each call's id and name, then its arguments 7
+    characters at a time, then ``finish_reason``."""
     message, out = choice["message"], [{"role": "assistant", "content": None}]
     for key in ("reasoning_content", "reasoning", "refusal"):
         out += [{key: word} for word in _words(message.get(key))]
@@ -209,6 +235,8 @@ def sse_chunks(choice: dict, usage: dict | None, *, finish: bool = True) -> list
         out += [{"content": [part]} for part in content]
     else:
         out += [{"content": word} for word in _words(content)]
+    if message.get("annotations"):  # citations: one chunk after the text, as OpenAI sends them
+        out.append({"annotations": message["annotations"]})
     for index, call in enumerate(message.get("tool_calls") or ()):
         head = {k: v for k, v in call.items() if k != "function"}
         name = call["function"]["name"]
@@ -361,6 +389,9 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             """Server-sent events over chunked HTTP/1.1, chunk by chunk."""
             how = entry.stream or {"chunks": None, "interval": 0.0, "drop_after": None,
                                    "stall_after": None, "finish": True}
+            if "keep_alive" in how:
+                self._keep_alive(how)
+                return
             chunks = how["chunks"]
             if chunks is None:
                 asked = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -376,7 +407,8 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "text/event-stream; charset=utf-8")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                for i, chunk in enumerate([*chunks, "[DONE]"]):
+                for i, chunk in enumerate([*chunks, *(["[DONE]"] if how.get("done", True)
+                                                      else [])]):
                     if i == how["drop_after"]:
                         self.connection.shutdown(socket.SHUT_RDWR)  # mid-body: no last chunk
                         return
@@ -385,11 +417,34 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                         return
                     if i and how["interval"] and self._client_left(how["interval"]):
                         return
-                    data = chunk if isinstance(chunk, str) else json.dumps({**head, **chunk})
-                    self._chunk(f"data: {data}\n\n".encode())
+                    if isinstance(chunk, RawSSE):
+                        self._chunk(chunk.encode())
+                    else:
+                        data = chunk if isinstance(chunk, str) else json.dumps({**head, **chunk})
+                        self._chunk(f"data: {data}\n\n".encode())
                     with server._lock:
                         server.sent.append(time.monotonic())
                 self._chunk(b"")
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.disconnects.append(time.monotonic())
+
+        def _keep_alive(self, how: dict) -> None:
+            """Comments (or blank lines) every ``interval`` s until the client leaves."""
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            kind = "application/json" if how["whole"] else "text/event-stream; charset=utf-8"
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                while True:
+                    self._chunk(how["line"].encode())
+                    with server._lock:
+                        server.sent.append(time.monotonic())
+                    if self._client_left(how["keep_alive"]):
+                        return
             except (BrokenPipeError, ConnectionResetError):
                 with server._lock:
                     server.disconnects.append(time.monotonic())

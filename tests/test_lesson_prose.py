@@ -143,3 +143,31 @@ def test_l02_the_error_table_gives_the_messages_the_lesson_prints(row, message):
     printed = " ".join(" ".join("".join(o.get("text", "")) for o in c.get("outputs", []))
                        for c in l02.cells if c["cell_type"] == "code")
     assert message in printed
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_l11_the_sizes_and_the_compaction_the_text_states_are_the_runs_printed():
+    l11 = Lesson("11")
+    rows = re.findall(r"request\s+(\d+): ([\d,]+) tokens .* sum ([\d,]+)",
+                      l11.output("plain = Agent(plain_model"))
+    last = said(l11, r"The 13th request carries ([\d,]+) tokens").group(1)
+    total = said(l11, r"the run cost ([\d,]+) input tokens, more than eight times").group(1)
+    assert rows[-1] == ("13", last, total)
+    assert 8 <= number(total) / number(last) < 9
+
+    request, before, after = said(
+        l11, r"One compaction, before request (\d+): it would have carried ([\d,]+) tokens"
+             r".* and request \d+ carried ([\d,]+) tokens").groups()
+    printed = l11.output('show_events(result.events, types=("pre_compact", "compaction"))')
+    assert f"before_tokens={number(before)}, after_tokens={number(after)}" in printed
+    sizes = {int(n): number(size) for n, size in
+             re.findall(r"request\s+(\d+):\s+([\d,]+) tokens", printed)}
+    assert sizes[int(request)] == number(after) and sizes[int(request) - 1] < number(before)
+    assert 0.4 < sizes[max(sizes)] / number(last) < 0.6  # "about half of the plain run's"
+
+    share = said(l11, r"what the last request carried, (\d+)% of the window").group(1)
+    panel = l11.output("state = PanelState()").split("...")[-1]  # its last lines
+    assert f"of 4,000 ({share}%), last request" in panel

@@ -88,7 +88,7 @@ def test_a_think_block_stays_out_of_the_answer_and_becomes_reasoning(stream: boo
 @pytest.mark.parametrize(("text", "answer", "reasoning"), [
     ("<think>a</think>b", "b", "a"),
     ("plan it</think>The answer.", "The answer.", "plan it"),  # the template opened it
-    ("<think>cut off while thinking", "", "cut off while thinking"),
+    ("<think>cut off while thinking", "cut off while thinking", None),  # kept as the answer
     ("Use <think> tags in HTML? No.", "Use <think> tags in HTML? No.", None),
 ])
 def test_think_blocks_are_split_only_where_a_model_puts_them(text, answer, reasoning) -> None:

@@ -183,7 +183,8 @@ def test_a_stream_dropped_inside_a_calls_arguments_runs_no_tool() -> None:
 
 
 def test_a_stream_that_ends_without_a_finish_reason_is_not_taken_as_complete() -> None:
-    with FakeOpenAI([streamed(reply(content="An answer that was cut"), finish=False)]) as server:
+    with FakeOpenAI([streamed(reply(content="An answer that was cut"), finish=False,
+                              done=False)]) as server:  # no finish_reason and no [DONE]
         result = Agent(model_for(server)).run("Hi")
 
     assert result.outcome == "model_error"

@@ -10,9 +10,12 @@ find out, before a lesson depends on it:
     4. a stream with usage           stream_options.include_usage: usage at the end?
     5. a reasoning field             reasoning_content / reasoning / <think> / parts
 
-The requests go through the SDK directly, not through `OpenAIModel.complete`, whose
-fallbacks would hide what the server refuses. `probe` returns the checks and the
-settings the harness will use; `print_probe` prints them as a table.
+The requests are read as a run reads them (the reply's size limit, the harness's own
+reading of the bytes) but not through `OpenAIModel.complete`, whose fallbacks would hide
+what the server refuses. Each is given `PROBE_SECONDS` at most (or the model's own
+``max_reply_seconds``, when shorter), however busy a server keeps the line with
+keep-alive comments: the probe always ends. `probe` returns the checks and the settings
+the harness will use; `print_probe` prints them as a table.
 """
 
 from __future__ import annotations
@@ -22,9 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import parse_reply
-from .openai_model import OpenAIModel
-from .stream_reader import as_dict
-from .streaming import Assembler
+from .openai_model import OpenAIModel, Reading, Within
 
 ECHO = {"type": "function", "function": {
     "name": "echo", "description": "Say a word back.",
@@ -32,6 +33,7 @@ ECHO = {"type": "function", "function": {
                    "required": ["word"]}}}
 ASK = [{"role": "user", "content": "Call the echo tool with the word 'ping'."}]
 NAMED = {"type": "function", "function": {"name": "echo"}}
+PROBE_SECONDS = 30.0  # the most one probe request may take (a local server loads its model)
 
 
 @dataclass
@@ -43,13 +45,19 @@ class Check:
     note: str = ""
 
 
-def probe(model: OpenAIModel) -> tuple[list[Check], dict[str, Any]]:
-    """Ask the endpoint; return the checks and the settings the harness will use."""
+def probe(model: OpenAIModel, seconds: float | None = None
+          ) -> tuple[list[Check], dict[str, Any]]:
+    """Ask the endpoint; return the checks and the settings the harness will use.
+    ``seconds``: the most each request may take (`PROBE_SECONDS`, or the model's own
+    ``max_reply_seconds`` when shorter)."""
+    limit = min(s for s in (PROBE_SECONDS if seconds is None else seconds,
+                            model.settings.max_reply_seconds) if s is not None)
+    within: Within = (limit, None, ("the probe's limit", "the probe's limit"))
     found: list[dict] = []  # every reply message, to look for reasoning in
-    checks = [_tools(model, choice, label, found) for choice, label in (
+    checks = [_tools(model, choice, label, found, within) for choice, label in (
         ("auto", "tool calls (auto)"), (NAMED, "named tool_choice"),
         ("required", 'tool_choice "required"'))]
-    checks += _stream(model, found)
+    checks += _stream(model, found, within)
     fields = sorted({key for m in found for key in ("reasoning_content", "reasoning",
                                                    "reasoning_details") if m.get(key)})
     thought = any(parse_reply(m).reasoning for m in found)
@@ -64,67 +72,68 @@ def probe(model: OpenAIModel) -> tuple[list[Check], dict[str, Any]]:
 
 
 def print_probe(checks: list[Check], settings: dict[str, Any], model: OpenAIModel) -> None:
-    print(f"\nlive checks against {model!r}:")
+    from ..ui.display import escape  # what a server says is shown, never obeyed
+
+    print(escape(f"\nlive checks against {model!r}:", lines=True))
     print(f"  {'check':<24} {'result':<7} note")
     for check in checks:
-        print(f"  {check.name:<24} {'yes' if check.ok else 'no':<7} {check.note}")
+        print(escape(f"  {check.name:<24} {'yes' if check.ok else 'no':<7} {check.note}"))
     changed = {key: value for key, value in settings.items()
                if key in model.settings.request or value != getattr(model.settings, key, None)}
-    print("settings the harness will use:", json.dumps(settings))
+    print(escape(f"settings the harness will use: {json.dumps(settings)}"))
     if changed:
-        print(f"to use them every time: HARNESS_MODEL_SETTINGS='{json.dumps(changed)}'")
+        print(escape(f"to use them every time: HARNESS_MODEL_SETTINGS='{json.dumps(changed)}'"))
 
 
-def _create(model: OpenAIModel, tools: list[dict] | None = None, choice: Any = None,
-            **stream: Any) -> Any:
+def _ask(model: OpenAIModel, within: Within, tools: list[dict] | None = None,
+         choice: Any = None, **stream: Any) -> Reading:
     """One tiny request, built as a run builds it (`OpenAIModel._request`: the settings, the
-    model name), streamed only as ``stream`` says."""
+    model name), streamed only as ``stream`` says, read within the probe's limit."""
     request = model._request(ASK, tools or [], choice, None)
     request.pop("stream", None)
     request.pop("stream_options", None)
-    return model.client.chat.completions.create(**request, **stream)
+    return model._read({**request, **stream}, _quiet, within)
 
 
-def _tools(model: OpenAIModel, choice: Any, label: str, found: list[dict]) -> Check:
+def _tools(model: OpenAIModel, choice: Any, label: str, found: list[dict],
+           within: Within) -> Check:
     try:
-        completion = as_dict(_create(model, [ECHO], choice))
+        message = _ask(model, within, [ECHO], choice).message
     except Exception as exc:
         return Check(label, False, _said(model, exc))
-    message = ((completion.get("choices") or [{}])[0] or {}).get("message") or {}
     found.append(message)
-    calls = [c.get("function", {}).get("name") for c in message.get("tool_calls") or ()]
+    calls = [(c.get("function") or {}).get("name") for c in message.get("tool_calls") or ()
+             if isinstance(c, dict)]
     if choice == "auto":
         return Check(label, bool(calls), f"called {calls[0]}" if calls else
                      "answered in text instead of calling the tool")
     return Check(label, True, "accepted" + ("" if calls else ", but no tool was called"))
 
 
-def _stream(model: OpenAIModel, found: list[dict]) -> list[Check]:
-    request = {"stream": True, "stream_options": {"include_usage": True}}
+def _stream(model: OpenAIModel, found: list[dict], within: Within) -> list[Check]:
     note = ""
     try:
         try:
-            stream = _create(model, **request)
+            reading = _ask(model, within, stream=True, stream_options={"include_usage": True})
         except Exception as exc:
             if "stream_options" not in str(exc):
                 raise
             note = "stream_options refused: usage is estimated"
-            stream = _create(model, stream=True)
-        built = Assembler()
-        for chunk in stream:
-            built.feed(as_dict(chunk))
+            reading = _ask(model, within, stream=True)
     except Exception as exc:
         return [Check("streaming", False, _said(model, exc)),
                 Check("usage in a stream", False, "not tried")]
-    found.append(built.message())
-    streamed = built.finish_reason is not None
-    return [Check("streaming", streamed, f"{built.chunks} chunks" if streamed else
-                  "no finish_reason: the stream looks cut off"),
-            Check("usage in a stream", built.usage is not None,
-                  note or ("" if built.usage else "none sent: usage is estimated"))]
+    found.append(reading.message)
+    return [Check("streaming", True, f"{reading.chunks} chunks"),
+            Check("usage in a stream", reading.usage is not None,
+                  note or ("" if reading.usage else "none sent: usage is estimated"))]
 
 
 def _said(model: OpenAIModel, exc: Exception) -> str:
     """A refusal in one short line, without the key."""
     text = " ".join(f"{type(exc).__name__}: {getattr(exc, 'message', exc)}".split())
     return model.redact(text)[:110]
+
+
+def _quiet(event_type: str | None = None, **data: Any) -> None:
+    """Nobody listens to a probe's stream."""

@@ -26,48 +26,72 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .wire import ThinkSplitter, content_part
+from .stream_reader import ReplyTooLarge
+from .wire import ThinkSplitter, chars_in, content_part
 
 Delta = tuple[str, dict]  # (kind, data) as reported in a model_delta event
+JOINED = ("text", "summary", "data", "signature")  # what pieces of one block add to
 
 
 class Assembler:
-    """One assistant message, built from the chunks of a streamed reply (as dicts)."""
+    """One assistant message, built from the chunks of a streamed reply (as dicts).
 
-    def __init__(self) -> None:
+    ``limit``: the most the reply may hold, in characters of what it carries (text,
+    reasoning, calls), each chunk counting one more: past it `ReplyTooLarge`. Every
+    piece is kept in a list and joined once, so a reply of many pieces costs time in
+    proportion to its length. ``progress`` grows whenever a chunk adds to the reply.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
         self.text: list[str] = []
         self.thinking: list[str] = []  # thinking content parts (Mistral)
         self.fields: dict[str, list[str]] = {}  # reasoning_content, reasoning, refusal
-        self.details: list[dict] = []  # reasoning_details (OpenRouter)
+        self.details: list[dict] = []  # reasoning_details blocks (OpenRouter)
+        self.pieces: list[dict[str, list[str]]] = []  # each block's text, summary, data...
+        self.annotations: list[Any] = []  # citations (OpenAI search models)
         self.calls: dict[int, dict] = {}
+        self.args: dict[int, list[str]] = {}  # each call's argument pieces
+        self.ids: dict[Any, int] = {}  # a call's id -> its index (streams without indexes)
         self.finish_reason: str | None = None
         self.usage: dict | None = None
-        self.chunks = 0
+        self.chunks = self.size = self.progress = 0
+        self._top = -1  # the highest call index so far
         self._think = ThinkSplitter()
 
     def feed(self, chunk: dict) -> list[Delta]:
         """Add one chunk; return what it added, for the observers."""
         self.chunks += 1
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
+        self._grow(1, counts=False)
+        groq = chunk.get("x_groq")  # older Groq streams put usage there
+        self._usage(chunk.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None))
         deltas: list[Delta] = []
         for choice in chunk.get("choices") or ():
-            if choice.get("index", 0) != 0:
+            if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # the harness asks for one choice and reads the first
-            if choice.get("finish_reason"):
+            self._usage(choice.get("usage"))  # Moonshot puts it in the choice
+            if choice.get("finish_reason") and isinstance(choice["finish_reason"], str):
                 self.finish_reason = choice["finish_reason"]
+                self.progress += 1
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                continue
             for key in ("reasoning_content", "reasoning"):
                 if isinstance(delta.get(key), str):
                     self.fields.setdefault(key, []).append(delta[key])
+                    self._grow(len(delta[key]))
                     deltas.append(("reasoning", {"text": delta[key]}))
-            for detail in delta.get("reasoning_details") or ():
+            for detail in _list(delta.get("reasoning_details")):
                 deltas += self._detail(detail)
-            if isinstance(delta.get("refusal"), str):
+            if isinstance(delta.get("refusal"), str) and delta["refusal"]:
                 self.fields.setdefault("refusal", []).append(delta["refusal"])
+                self._grow(len(delta["refusal"]))
                 deltas.append(("text", {"text": delta["refusal"]}))
             deltas += self._content(delta.get("content"))
-            for call in delta.get("tool_calls") or ():
+            for note in _list(delta.get("annotations")):
+                self.annotations.append(note)
+                self._grow(chars_in(note))
+            for call in _list(delta.get("tool_calls")):
                 deltas += self._call(call)
         return [(kind, data) for kind, data in deltas if data["text"] or kind == "tool_call"]
 
@@ -79,74 +103,136 @@ class Assembler:
                                   {"type": "text", "text": message["content"] or ""}]
         message.update({key: "".join(pieces) for key, pieces in self.fields.items()})
         if self.details:
-            message["reasoning_details"] = self.details
+            message["reasoning_details"] = [
+                {**block, **{key: "".join(parts) for key, parts in pieces.items()}}
+                for block, pieces in zip(self.details, self.pieces, strict=True)]
+        if self.annotations:
+            message["annotations"] = list(self.annotations)
         if self.calls:
-            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+            message["tool_calls"] = [
+                {**self.calls[i], "function": {**self.calls[i]["function"],
+                                               "arguments": "".join(self.args[i])}}
+                for i in sorted(self.calls)]
         return message
 
     def described(self) -> str:
         """What arrived, in a few words (for an error about a stream that broke off)."""
-        parts = [f"{len(''.join(self.text))} characters of text"]
-        parts += [f"a call to {c['function']['name'] or '?'} with "
-                  f"{len(c['function']['arguments'])} characters of arguments"
-                  for c in self.calls.values()]
+        parts = [f"{sum(map(len, self.text))} characters of text"]
+        parts += [f"a call to {self.calls[i]['function']['name'] or '?'} with "
+                  f"{sum(map(len, self.args[i]))} characters of arguments"
+                  for i in sorted(self.calls)[:3]]
+        if len(self.calls) > 3:
+            parts.append(f"{len(self.calls) - 3} more calls")
         return ", ".join(parts)
+
+    def _grow(self, chars: int, *, counts: bool = True) -> None:
+        self.size += chars
+        self.progress += chars if counts else 0
+        if self.limit is not None and self.size > self.limit:
+            raise ReplyTooLarge(f"the reply passed max_reply_chars ({self.limit:,} characters) "
+                                f"after {self.described()}: no more of it was read")
+
+    def _usage(self, usage: Any) -> None:
+        if isinstance(usage, dict) and usage:
+            self.usage = usage
+            self.progress += 1
+            self._grow(chars_in(usage), counts=False)
 
     def _content(self, content: Any) -> list[Delta]:
         if isinstance(content, str):
             self.text.append(content)
+            self._grow(len(content))
             return [(kind, {"text": text}) for kind, text in self._think.feed(content)]
         deltas: list[Delta] = []
-        for part in content if isinstance(content, list) else ():  # as a whole reply's
+        for part in _list(content):  # as a whole reply's
             kind, text = content_part(part)
             (self.thinking if kind == "reasoning" else self.text).append(text)
+            self._grow(len(text))
             deltas.append((kind, {"text": text}))
         return deltas
 
     def _detail(self, detail: Any) -> list[Delta]:
-        """OpenRouter streams reasoning_details pieces; pieces of one block share an index."""
+        """OpenRouter streams reasoning_details in pieces: a piece continues the block of
+        the same index, type and id (an id that arrives later completes the block), and
+        adds to its text, summary, data and signature; any other piece starts a block.
+        A summary and an encrypted block share an index, so the index alone is not enough."""
         if not isinstance(detail, dict):
             return []
-        last = self.details[-1] if self.details else None
-        if last is not None and "index" in detail and last.get("index") == detail["index"]:
-            for key in ("text", "summary", "data"):
-                if isinstance(detail.get(key), str):
-                    last[key] = last.get(key, "") + detail[key]
+        self._grow(chars_in(detail))
+        block = self._block_of(detail)
+        if block is None:
+            self.details.append({k: v for k, v in detail.items()
+                                 if k not in JOINED or not isinstance(v, str)})
+            self.pieces.append({k: [v] for k, v in detail.items()
+                                if k in JOINED and isinstance(v, str)})
         else:
-            self.details.append(dict(detail))
+            target, pieces = self.details[block], self.pieces[block]
+            for key, value in detail.items():
+                if key in JOINED and isinstance(value, str):
+                    pieces.setdefault(key, []).append(value)  # over a null sent first
+                elif target.get(key) in (None, ""):
+                    target[key] = value  # an id or a format that comes later
         text = detail.get("text") or detail.get("summary")
         return [("reasoning", {"text": text})] if isinstance(text, str) else []
 
-    def _call(self, piece: dict) -> list[Delta]:
+    def _block_of(self, detail: dict) -> int | None:
+        """The block a piece continues: the last one, if it has the same index and type
+        and no other id; None: the piece starts a block."""
+        if not self.details or "index" not in detail:
+            return None
+        last = self.details[-1]
+        kind, ident = detail.get("type"), detail.get("id")
+        same = (last.get("index") == detail["index"] and kind in (None, last.get("type"))
+                and (ident is None or last.get("id") in (None, ident)))
+        return len(self.details) - 1 if same else None
+
+    def _call(self, piece: Any) -> list[Delta]:
         """A piece of a tool call: the first names it, the rest carry argument text."""
+        if not isinstance(piece, dict):
+            return []
         index = piece.get("index")
-        if not isinstance(index, int):  # a server that leaves out the index
+        if not isinstance(index, int) or isinstance(index, bool):  # a server without one
             index = self._guess_index(piece)
-        call = self.calls.setdefault(index, {"type": "function",
-                                             "function": {"name": "", "arguments": ""}})
-        fn = piece.get("function") or {}
+        if index not in self.calls:
+            self.calls[index] = {"type": "function", "function": {"name": ""}}
+            self.args[index] = []
+            self._top = max(self._top, index)
+        call = self.calls[index]
+        fn = piece.get("function") if isinstance(piece.get("function"), dict) else {}
         if piece.get("id") and not call.get("id"):
             call["id"] = piece["id"]
+            self.ids.setdefault(_key(piece["id"]), index)
         if fn.get("name") and not call["function"]["name"]:
             call["function"]["name"] = fn["name"]
         args = fn.get("arguments")
         if isinstance(args, dict):  # a server that sends the arguments as one object
             args = json.dumps(args, ensure_ascii=False)
         if isinstance(args, str):
-            call["function"]["arguments"] += args
-        call.update({k: v for k, v in piece.items() if k not in ("index", "id", "function")})
+            self.args[index].append(args)
+        extra = {k: v for k, v in piece.items() if k not in ("index", "id", "function")}
+        call.update(extra)
+        self._grow(len(args or "") + chars_in(fn.get("name")) + chars_in(piece.get("id"))
+                   + (chars_in(extra) if extra else 0))
         return [("tool_call", {"text": args or "", "index": index,
                                "name": call["function"]["name"]})]
 
     def _guess_index(self, piece: dict) -> int:
         """Without an index: a new id, or a new name after a named call, starts a call."""
-        ids = {c["id"]: i for i, c in self.calls.items() if c.get("id")}
-        if piece.get("id") in ids:
-            return ids[piece["id"]]
-        last = max(self.calls, default=-1)
-        named = last >= 0 and self.calls[last]["function"]["name"]
-        starts = bool(piece.get("id")) or bool((piece.get("function") or {}).get("name"))
+        if piece.get("id") and _key(piece["id"]) in self.ids:
+            return self.ids[_key(piece["id"])]
+        last = self._top
+        named = last in self.calls and self.calls[last]["function"]["name"]
+        fn = piece.get("function") if isinstance(piece.get("function"), dict) else {}
+        starts = bool(piece.get("id")) or bool(fn.get("name"))
         return last + 1 if last < 0 or (starts and named) else last
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _key(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def chunks_of(message: dict, words: int = 1) -> Iterator[dict]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..agent import Agent
 from ..durable.calllog import CallLog
@@ -77,23 +77,31 @@ def demo_script() -> list:
 
 def print_event(event: Event, out: Callable[[str], None] = print) -> None:
     """As the run goes: each tool call with its arguments, each plan in full, and the
-    panel's one-line summary of everything else worth seeing."""
+    panel's one-line summary of everything else worth seeing. Every line is escaped:
+    nothing a model, a tool or a saved run wrote is obeyed by the terminal."""
+    for line in _lines(event):
+        out(escape(line, lines=True))
+
+
+def _lines(event: Event) -> Iterator[str]:
     pad = "  " * event.depth
     if event.type == "run_start":
-        out(f"{pad}task: {event.task}")
+        task = f"\n{pad}      ".join(escape(line) for line in event.task.splitlines() or [""])
+        yield f"{pad}task: {task}"
     elif event.type == "tool_call" and event.tool_name != "todo_write":
-        call = f"{event.tool_name}({json.dumps(event.arguments, ensure_ascii=False)[:120]})"
-        out(f"{pad}-> {escape(call)}")  # the model's text is shown, never obeyed by the terminal
+        arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
+        call = f"{event.tool_name}({arguments[:120]})"
+        yield f"{pad}-> {escape(call)}"  # the model's text is shown, never obeyed
     elif event.type == "plan_update":
         items = [TodoItem(**t) for t in event.todos]
-        out(f"{pad}plan ({progress(items)}):")
-        out("\n".join(f"{pad}  {escape(line)}" for line in render(items).splitlines()))
+        yield f"{pad}plan ({progress(items)}):"
+        yield "\n".join(f"{pad}  {escape(line)}" for line in render(items).splitlines())
     elif event.type == "tool_result" and event.tool_name == "todo_write" and event.ok:
         return  # the plan was just printed in full
     elif event.type != "run_end":
         line = format_event(event)
         if line:
-            out(line)
+            yield line
 
 
 class StreamPrinter:
@@ -134,15 +142,20 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
+def _say(text: str, *, file: object = None) -> None:
+    """Print for the CLI: escaped, whatever the text holds (newlines and tabs stay)."""
+    print(escape(text, lines=True), file=file or sys.stdout)
+
+
 def _report(result: RunResult, *, streamed: bool = False) -> None:
     if not streamed:  # a streamed answer has just been printed as it was written
-        print(f"\nanswer:\n{escape(result.final, lines=True)}" if result.final else "\n(no answer)")
+        _say(f"\nanswer:\n{result.final}" if result.final else "\n(no answer)")
     usage = result.usage
     est = " (estimated)" if usage["estimated"] else ""
-    print(f"\noutcome: {result.outcome} after {result.turns} model requests; "
-          f"{usage['total_tokens']} tokens{est}")
+    _say(f"\noutcome: {result.outcome} after {result.turns} model requests; "
+         f"{usage['total_tokens']} tokens{est}")
     if result.error:
-        print(f"error: {result.error}")
+        _say(f"error: {result.error}")
 
 
 def _agent(model: object, workspace: Workspace, *, full: bool,
@@ -151,9 +164,22 @@ def _agent(model: object, workspace: Workspace, *, full: bool,
     ask = {"write_file": "ask", "edit_file": "ask", "run_shell": "ask"} if full else {}
     rules = {"read_file": "allow", "list_files": "allow", "search_docs": "allow", **ask}
     return Agent(model, workspace.tools, planning=True, subagents=full, max_turns=30,
+                 max_seconds=1800 if full else None,  # a live run ends, whatever the server
                  subagent_tools=("read_file", "list_files", "search_docs"),
                  permissions=Permissions(rules, approve=ask_on_stdin),
                  observers=[observer])
+
+
+def _saved_run(path: str) -> tuple[RunResult, Event]:
+    """A saved run and its top agent's run_start event, or `ValueError` saying what is wrong."""
+    try:
+        saved = RunResult.load(path)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a whole saved run ({type(exc).__name__}: {exc})") from None
+    start = next((e for e in saved.events if e.type == "run_start" and e.depth == 0), None)
+    if start is None:
+        raise ValueError("the saved run has no run_start event")
+    return saved, start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,27 +203,32 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     workspace = Workspace.sample()
     if args.command == "demo":
-        print("Offline demo: the model's moves are scripted; the tools really run.\n")
+        _say("Offline demo: the model's moves are scripted; the tools really run.\n")
         model, task, full, log = ScriptedModel(demo_script()), DEMO_TASK, False, None
     elif args.command == "replay":
-        saved = RunResult.load(args.path)
-        start = next(e for e in saved.events if e.type == "run_start" and e.depth == 0)
-        print(f"Replaying {args.path}: the recorded replies; read-only tools run again for "
-              "real, tools with side effects answer from the record.\n")
+        try:
+            saved, start = _saved_run(args.path)
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            _say(f"Cannot replay {escape(args.path)}: {why}", file=sys.stderr)
+            return 2
+        _say(f"Replaying {escape(args.path)}: the recorded replies; read-only tools run again "
+             "for real, tools with side effects answer from the record.\n")
         model, task, log = ScriptedModel.from_run(saved), start.task, CallLog.from_run(saved)
         full = "delegate_task" in start.get("tools", ["delegate_task"])  # as it was recorded
     else:
         try:
             model = OpenAIModel()
         except ValueError as exc:
-            print(f"Cannot start a live run: {exc}", file=sys.stderr)
+            _say(f"Cannot start a live run: {exc}", file=sys.stderr)
             return 2
-        print(f"Live run on {model.model}; workspace: a fresh copy of the sample project.\n")
+        _say(f"Live run on {escape(model.model)}; workspace: a fresh copy of the sample "
+             "project.\n")
         task, full, log = args.task, True, None
     printer = StreamPrinter()
     result = _agent(model, workspace, full=full, observer=printer).run(task, call_log=log)
     printer.end_line()
     _report(result, streamed=printer.answered)
     if getattr(args, "save", None):
-        print(f"saved: {result.save(args.save)}")
+        _say(f"saved: {escape(str(result.save(args.save)))}")
     return 0 if result.outcome in ("completed", "open_items") else 1

@@ -1,6 +1,7 @@
 """One human line per event, and text from a model made safe to show.
 
-`format_event` is the line the plan panel's log and the terminal print for an event;
+`format_event` is the line the plan panel's log and the terminal print for an event
+(escaped whole: no field of it reaches a screen raw);
 `escape` writes every invisible or reordering character as ``\\uXXXX``, so an escape
 sequence a model wrote cannot rewrite a terminal and a bidi control cannot reorder
 what you read; `short` cuts a text to one line at a word.
@@ -86,6 +87,9 @@ def format_event(event: Event) -> str | None:
         line = f"⇣ forcing {escape(str(wanted))} refused by the server: sent {d['sent']!r}"
     elif kind == "model_partial":
         line = f"… stopped mid-reply: {short(d['text'] or d['reasoning'] or d['call'])}"
+    elif kind == "compaction":
+        line = (f"⇊ compacted: ~{d['before_tokens']:,} → ~{d['after_tokens']:,} tokens "
+                f"of {d['window']:,} ({d['stubbed']} stubbed, {d['summarised']} summarised)")
     elif kind == "approval_request":
         line = f"? waiting for approval: {escape(d['tool_name'])}"
     elif kind == "approval_result":
@@ -95,4 +99,4 @@ def format_event(event: Event) -> str | None:
         line = f"■ {d['outcome']} after {plural(d['turns'], 'turn')}{error}"
     else:
         return None
-    return "  " * event.depth + line
+    return "  " * event.depth + escape(line)  # and whatever else came from outside in it

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from urllib.parse import urlsplit
 
+from .display import escape
+
 PACKAGES = {  # what harness/ itself imports: name -> what is missing without it
     "pydantic": None,  # the core: nothing works without it
     "openai": "needed for OpenAIModel",
@@ -82,7 +84,7 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
     else:
         where = report["endpoint"] or "api.openai.com"
         key = "set" if report["api_key_set"] else "not set (fine for a local server)"
-        print(f"model: live, {report['model']} at {where}; API key {key}")
+        print(escape(f"model: live, {report['model']} at {where}; API key {key}"))
     from ..workspace.sandbox import status  # run_shell's processes: confined here, or not, and why
 
     report["sandbox"] = status()
@@ -102,7 +104,7 @@ def _live() -> dict:
     try:
         model = OpenAIModel()
     except ValueError as exc:
-        print(f"live checks: cannot build the model: {exc}")
+        print(escape(f"live checks: cannot build the model: {exc}"))
         return {"error": str(exc)}
     checks, settings = probe(model)
     print_probe(checks, settings, model)

@@ -5,6 +5,7 @@ command templates."""
 from .commands import CommandTool
 from .files import EditError, NotTextError, PathError, TooLargeError
 from .folder import Workspace
+from .sandbox import Sandbox
 
-__all__ = ["CommandTool", "EditError", "NotTextError", "PathError", "TooLargeError",
+__all__ = ["CommandTool", "EditError", "NotTextError", "PathError", "Sandbox", "TooLargeError",
            "Workspace"]

@@ -26,6 +26,7 @@ from pydantic import AfterValidator, ConfigDict, Field, create_model
 from ..control import RunControl
 from ..tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult
 from .process import run_process
+from .sandbox import Sandbox
 
 
 # Letters, digits and ``_ .,:=/-``. Not ``@`` (``@notes.txt`` makes gcc, javac, and
@@ -50,13 +51,14 @@ class CommandTool(Tool):
 
     ``side_effects`` is True by default (a command may change anything): replaying a
     saved run returns its recorded result instead of running it again. Set it False for
-    a pure lookup, so a replay runs it for real.
+    a pure lookup, so a replay runs it for real. ``sandbox``: its limits and network
+    (`Sandbox`; by default no network and the default limits).
     """
 
     def __init__(self, name: str, description: str, *, template: str, params: dict[str, str],
                  cwd: str | Path | None = None, timeout: float = 30,
                  pattern: str = SAFE_VALUE, max_output: int = DEFAULT_MAX_OUTPUT,
-                 side_effects: bool = True) -> None:
+                 side_effects: bool = True, sandbox: Sandbox | None = None) -> None:
         self.argv = shlex.split(template)
         if not self.argv:
             raise ValueError("a command template needs a program to run")
@@ -81,12 +83,12 @@ class CommandTool(Tool):
                              "placeholder otherwise")
         super().__init__(name, description, args_model, self._run, max_output=max_output,
                          side_effects=side_effects, control="run_control")
-        self.cwd, self.timeout = cwd, timeout
+        self.cwd, self.timeout, self.sandbox = cwd, timeout, sandbox
 
     def _run(self, run_control: RunControl | None = None, **values: str) -> ToolResult:
         argv = [self.argv[0], *(token.format_map(values) for token in self.argv[1:])]
         return run_process(argv, cwd=self.cwd, timeout=self.timeout, max_output=self.max_output,
-                           control=run_control)
+                           control=run_control, sandbox=self.sandbox)
 
 
 def placeholders(token: str, template: str) -> list[str]:

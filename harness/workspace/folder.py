@@ -24,7 +24,8 @@ with a one-line reason the model reads. The files themselves (files.py) are then
 one name at a time without following links, and written through a temporary file and
 an atomic rename, so swapping a folder for a link after the check gains nothing.
 ``run_shell`` runs in the sandbox where there is one (sandbox.py), with the root as
-its only writable folder; guard it with `Permissions` too (lesson 03).
+its only writable folder, no network and the limits of ``sandbox=Sandbox(...)``; guard
+it with `Permissions` too (lesson 03).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from ..tools import Tool, ToolResult, tool
 from . import files
 from .files import EditError, NotTextError, PathError, TooLargeError
 from .process import run_process
-from .sandbox import is_protected
+from .sandbox import Sandbox, is_protected
 from .search import PatternError, Walk, rank, read_all
 
 __all__ = ["EditError", "NotTextError", "PathError", "TooLargeError", "Workspace"]
@@ -70,8 +71,10 @@ run's `RunControl`, so a long search or command stops when the run does.
     """
 
     def __init__(self, root: str | os.PathLike, *, shell_timeout: float = 30,
-                 max_file_bytes: int = 1_000_000, max_output: int = 8000) -> None:
+                 max_file_bytes: int = 1_000_000, max_output: int = 8000,
+                 sandbox: Sandbox | None = None) -> None:
         self.root = Path(root).resolve()
+        self.sandbox = sandbox  # what run_shell's processes may use; None: the defaults
         if not self.root.is_dir():
             raise NotADirectoryError(f"workspace root {str(root)!r} is not an existing folder")
         self.shell_timeout, self.max_file_bytes = shell_timeout, max_file_bytes
@@ -268,4 +271,4 @@ run's `RunControl`, so a long search or command stops when the run does.
         shell = shutil.which("bash") or shutil.which("sh")
         argv = [shell, "-c", command] if shell else ["cmd", "/c", command]
         return run_process(argv, cwd=self.root, timeout=self.shell_timeout,
-                           max_output=self.max_output, control=control)
+                           max_output=self.max_output, control=control, sandbox=self.sandbox)

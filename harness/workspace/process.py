@@ -8,6 +8,8 @@
     the environment    an allowlist (`ALLOWED_ENV`), never the harness's own
     containment        bubblewrap where it works, else the reaper, else a process group
                        (sandbox.py): what the call started ends when the call ends
+    the limits         processes, memory, file size, disk and (in bubblewrap) network and
+                       /tmp: `Sandbox`, set and watched by the reaper (reaper.py)
     the clock          the call's timeout, cut to what is left of the run's max_seconds;
                        on timeout, cancel or the run's deadline, everything is killed
     the output         two threads drain the pipes keeping only the head and tail, so a
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from ..control import RunControl
-from .sandbox import contain
+from .sandbox import Sandbox, contain
 from ..tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
 
 # What a tool's process gets from the harness's environment, and why; nothing else.
@@ -36,7 +38,7 @@ from ..tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
 # SSH_AUTH_SOCK, a password inside a URL): an allowlist cannot.
 ALLOWED_ENV = {
     "PATH": "to find programs",
-    "HOME": "where programs look for their settings (read-only in the sandbox)",
+    "HOME": "where programs keep their settings (in the sandbox: an empty scratch folder)",
     "USER": "who runs the command (git, getpass)",
     "LOGNAME": "the same, for older programs",
     "LANG": "the locale: UTF-8 output decodes the same way here",
@@ -71,12 +73,15 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: float = 30,
                 max_output: int = DEFAULT_MAX_OUTPUT,
                 env: Mapping[str, str] | None = None,
-                control: RunControl | None = None) -> ToolResult:
+                control: RunControl | None = None,
+                sandbox: Sandbox | None = None) -> ToolResult:
     """Run ``argv`` in ``cwd`` (its only writable folder, where sandboxed) until it ends,
     times out or the run stops; then nothing it started is left running.
 
     ``env`` adds variables to the allowlisted environment (`child_env`); ``control`` is
     the run's (the tool's argument): its cancel and deadline stop the process.
+    ``sandbox`` is what the process may use (network, limits); None: `Sandbox()`, the
+    defaults, with ``HARNESS_SANDBOX_NETWORK`` for the network.
     """
     stop = control.stop_reason() if control else None
     if stop:
@@ -86,7 +91,7 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     if os.sep not in argv[0] and shutil.which(argv[0]) is None:
         raise FileNotFoundError(f"program not found: {argv[0]!r}")
     folder = Path(cwd if cwd is not None else os.getcwd()).resolve()
-    wrapped, how = contain(argv, folder)
+    wrapped, how = contain(argv, folder, sandbox)
     proc = subprocess.Popen(wrapped, cwd=folder, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, env=child_env(env))
