@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
+from itertools import pairwise
 
 from harness import Agent, ScriptedModel, say, tool, tool_call
 
@@ -58,7 +59,7 @@ def run(window: int | None) -> tuple[list[int], list[float]]:
         raise RuntimeError(f"the benchmark run went wrong: {result!r}")
     prompts = [e.usage["prompt_tokens"] for e in result.events
                if e.type == "model_reply" and not e.get("purpose")]
-    return prompts, [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    return prompts, [b - a for a, b in pairwise(starts)]
 
 
 def main() -> int:
