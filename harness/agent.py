@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .calls import Ledger
-from .control import Budget, RunControl
+from .control import RUNNING, Budget, RunControl
 from .hooks import Hooks, Permissions
 from .loop import Run
 from .mechanism import Mechanism
@@ -89,14 +89,15 @@ class Agent:
         earlier run's ``result.messages``, to continue that conversation (its system
         prompt is replaced by this run's); ``plan``: an earlier ``result.plan`` to start
         from (with planning; a new run starts with none); ``within``: the `RunControl` of
-        a run this one is part of (a tool that runs an agent passes its own), whose
-        budget, clock and cancel it then shares.
+        a run this one is part of, whose budget, clock and cancel it then shares (an
+        agent run inside a tool of another run joins that run by itself).
         """
         if plan_first and not self.planning:
             raise ValueError("plan_first=True forces a todo_write call, and todo_write exists "
                              "only with Agent(..., planning=True)")
         s = self.settings
         budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
+        within = within or RUNNING.get()  # inside a tool of a run: that run's budget
         control = (within.child(s.max_turns) if within is not None else
                    RunControl.start(s.max_turns, s.max_seconds, cancel, budget))
         if plan is not None and not self.planning:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .control import RunControl
+from .control import RUNNING, RunControl
 from .events import frozen
 from .hooks import Permissions
 from .models import ModelReply
@@ -141,7 +141,11 @@ class CallPath:
                 return "unlogged", ToolResult(False, "Not run: its intent could not be written "
                                               f"to the call log ({why}).")
         self.control.budget.spend("tool_calls")
-        result = tool.execute(args, self.control)
+        running = RUNNING.set(self.control)  # an agent this tool runs spends this run's budget
+        try:
+            result = tool.execute(args, self.control)
+        finally:
+            RUNNING.reset(running)
         status = "ok" if result.ok else "error"
         if self.log is not None:
             try:

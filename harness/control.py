@@ -20,6 +20,7 @@ argument (tools.py) and asks it ``stop_reason()`` as it goes.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,10 @@ from typing import Any, TypeVar
 from .outcomes import RunOver
 
 T = TypeVar("T")
+# The run whose tool is running now: an Agent.run started inside a tool joins its budget.
+# (Tools themselves get the control by argument; only Agent.run reads this.)
+RUNNING: contextvars.ContextVar[RunControl | None] = contextvars.ContextVar("harness_running",
+                                                                            default=None)
 LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
           "input_tokens": "token_limit"}
 

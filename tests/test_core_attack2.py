@@ -78,3 +78,18 @@ def test_a_call_log_that_cannot_encode_the_arguments_refuses_the_call_and_return
         "go", call_log=Picky())
     assert (result.outcome, ran) == ("completed", [])
     assert result.messages[3]["content"].startswith("Not run: its intent could not be written")
+
+
+def test_a_tool_that_runs_an_agent_without_saying_so_still_spends_the_runs_budget():
+    inner = Agent(ScriptedModel([say("inner answer")] * 5))
+
+    @tool
+    def ask_helper(question: str) -> str:
+        """Ask a helper agent (it knows nothing of the run it is in)."""
+        return inner.run(question).final or "(none)"
+
+    model = ScriptedModel([tool_call("ask_helper", question=f"q{i}") for i in range(4)]
+                          + [say("done")])
+    result = Agent(model, [ask_helper], max_requests=4).run("go")
+    assert result.outcome == "request_limit"
+    assert inner.run("outside any run").outcome == "completed"  # alone, it has its own
