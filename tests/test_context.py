@@ -226,3 +226,16 @@ def test_a_call_id_never_becomes_a_path_outside_the_offload_folder(tmp_path):
     written = sorted(p.name for p in (tmp_path / "context").iterdir())
     assert written and all(".." not in name and "/" not in name for name in written)
     assert not list(tmp_path.parent.glob("escape*"))
+
+
+def test_a_sub_agent_compacts_against_its_own_window():
+    child_steps = [tool_call("fetch", n=i) for i in range(6)] + [say("Six pages, all lorem.")]
+    model = ScriptedModel([tool_call("delegate_task", task="Read six pages and sum them up."),
+                           *child_steps, say("Done.")])
+    result = Agent(model, [fetch], subagents=True, subagent_tools=("fetch",), max_turns=5,
+                   subagent_max_turns=10, context_window=WINDOW,
+                   summary_model=summariser()).run("Delegate the reading.")
+    assert result.outcome == "completed"
+    assert [e.depth for e in result.events if e.type == "compaction"], "the child never compacted"
+    assert all(e.depth == 1 for e in result.events if e.type == "compaction")
+    assert all(request_tokens(r["messages"], r["tools"]) <= WINDOW for r in model.requests)
