@@ -226,3 +226,17 @@ def test_every_benchmark_still_imports_what_it_measures(script):
     finally:
         del sys.modules[spec.name]
     assert callable(getattr(module, "main", None))
+
+
+def test_the_package_holds_only_its_modules_and_the_sample_workspace():
+    """A lesson once saved a run into harness/workspace/ (a loop variable reused a name)."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "harness"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    strays = [p for p in tracked if not p.endswith(".py")
+              and not p.startswith("harness/sample_workspace/")]
+    on_disk = [p.relative_to(ROOT).as_posix() for p in (ROOT / "harness").rglob("*")
+               if p.is_file() and p.suffix not in (".py", ".pyc")
+               and "sample_workspace" not in p.parts]
+    assert strays == [] and on_disk == []
