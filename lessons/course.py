@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import harness
+from harness.browser import IN_BROWSER as IN_BROWSER  # re-exported: True in the browser edition
 
 # The lessons print harness.workspace.sandbox.status() where it matters (lesson 02); the one-time
 # warning a machine without a sandbox gets would only differ from machine to machine.
