@@ -77,6 +77,80 @@ def test_update_plan_check_says_that_an_empty_list_clears_the_plan(capsys):
     assert "your code raised" not in out
 
 
+def _refuses_only(rule):
+    """The reference, refusing one more thing."""
+    def update_plan(plan, new_items):
+        if rule(new_items):
+            raise ValueError("refused")
+        return l04.update_plan(plan, new_items)
+
+    return update_plan
+
+
+def test_update_plan_check_rejects_refusing_a_plan_of_exactly_twenty_items(capsys):
+    at_most_19 = _refuses_only(lambda items: isinstance(items, list) and len(items) >= 20)
+    assert check_update_plan(at_most_19) is False
+    assert "exactly 20 items was refused" in capsys.readouterr().out
+
+
+def _without_type_checks(plan, new_items):
+    """Checks the fields of dict items only; takes any iterable of them."""
+    if new_items is None:
+        raise ValueError("todos is required")
+    new = [dict(item) if isinstance(item, dict) else item for item in new_items]
+    for item in new:
+        if isinstance(item, dict):
+            if set(item) != {"content", "status"} or not isinstance(item["content"], str) \
+                    or not item["content"].strip() or item["status"] not in l04.STATUSES:
+                raise ValueError("bad item")
+    if len(new) > 20 or sum(isinstance(i, dict) and i["status"] == "in_progress"
+                            for i in new) > 1:
+        raise ValueError("bad plan")
+    plan[:] = new
+    return plan
+
+
+def test_update_plan_check_rejects_accepting_items_that_are_strings(capsys):
+    assert check_update_plan(_without_type_checks) is False
+    assert "accepted it" in capsys.readouterr().out
+
+
+def test_update_plan_check_rejects_accepting_a_tuple_instead_of_a_list(capsys):
+    def any_sequence(plan, new_items):
+        if new_items is None or isinstance(new_items, (str, dict)):
+            raise ValueError("todos must be a list")
+        return l04.update_plan(plan, list(new_items))
+
+    assert check_update_plan(any_sequence) is False
+    assert "a tuple, not a list: update_plan accepted it" in capsys.readouterr().out
+
+
+def test_update_plan_check_rejects_a_status_compared_without_case():
+    def any_case(plan, new_items):
+        lowered = [{**i, "status": i["status"].lower()} if isinstance(i, dict)
+                   and isinstance(i.get("status"), str) else i for i in new_items or []]
+        if new_items is None:
+            raise ValueError("todos is required")
+        l04.update_plan(plan, lowered)
+        return plan
+
+    assert check_update_plan(any_case) is False
+
+
+def test_update_plan_check_shows_a_changed_plan_in_a_line_not_all_its_items(capsys):
+    def writes_then_checks(plan, new_items):
+        if not isinstance(new_items, list):
+            raise ValueError("todos must be a list")
+        plan[:] = [dict(i) for i in new_items]
+        if len(plan) > 20:
+            raise ValueError("too many")
+        return plan
+
+    assert check_update_plan(writes_then_checks) is False
+    out = capsys.readouterr().out
+    assert "the plan changed" in out and "step 20" not in out and len(out) < 400
+
+
 def test_plan_steps_check_accepts_the_reference():
     assert check_plan_steps(l04.plan_steps) is True
 
@@ -107,7 +181,7 @@ def test_plan_steps_check_rejects_a_plan_ticked_off_only_at_the_end_and_a_hard_c
                 say("Done.")]
 
     assert check_plan_steps(never_updates_while_working) is False
-    assert "was not in_progress" in capsys.readouterr().out
+    assert "no item was in_progress" in capsys.readouterr().out
 
 
 def test_plan_steps_check_rejects_a_hard_coded_note_even_with_a_perfect_plan(capsys):
@@ -119,12 +193,13 @@ def test_plan_steps_check_rejects_a_hard_coded_note_even_with_a_perfect_plan(cap
     assert "the check rewrote it" in capsys.readouterr().out
 
 
-def test_plan_steps_check_rejects_marking_an_item_in_progress_after_its_work():
+def test_plan_steps_check_rejects_marking_an_item_in_progress_after_its_work(capsys):
     def updates_after_the_work():
         steps = l04.plan_steps()
         return [steps[0], steps[1], steps[3], steps[2], *steps[4:]]
 
     assert check_plan_steps(updates_after_the_work) is False
+    assert "item 1 was still in_progress" in capsys.readouterr().out
 
 
 def test_plan_steps_check_rejects_moving_on_without_completing_the_item_before():
@@ -134,3 +209,34 @@ def test_plan_steps_check_rejects_moving_on_without_completing_the_item_before()
         return [steps[0], steps[1], jump, *steps[3:]]
 
     assert check_plan_steps(skips_completion) is False
+
+
+def test_plan_steps_check_says_the_work_came_in_another_order(capsys):
+    def policy_first():
+        steps = l04.plan_steps()
+        return [steps[0], steps[3], steps[2], steps[1], *steps[4:]]
+
+    assert check_plan_steps(policy_first) is False
+    out = capsys.readouterr().out
+    assert "another order" in out and "item 1 was not in_progress" not in out
+
+
+def test_plan_steps_check_rejects_a_later_update_with_a_fourth_item(capsys):
+    def grows_the_plan():
+        steps = l04.plan_steps()
+        four = tool_call("todo_write", todos=[
+            *({"content": c, "status": "completed"} for c in l04.STEPS[:2]),
+            {"content": l04.STEPS[2], "status": "in_progress"},
+            {"content": "Tell the customer", "status": "pending"}])
+        return [*steps[:4], four, *steps[5:]]
+
+    assert check_plan_steps(grows_the_plan) is False
+    assert "the plan had 4 items" in capsys.readouterr().out
+
+
+def test_plan_steps_check_rejects_marking_every_item_done_before_the_work():
+    def ticks_first():
+        steps = l04.plan_steps()
+        return [steps[0], steps[6], steps[1], steps[3], steps[5], steps[7]]
+
+    assert check_plan_steps(ticks_first) is False

@@ -58,6 +58,95 @@ def test_fixed_script_check_rejects_a_plan_ticked_off_without_any_work():
     assert check_fixed_script(no_work) is False
 
 
+def _search() -> dict:
+    return tool_call("search_docs", query="warranty year claim", max_results=2)
+
+
+def _read_order() -> dict:
+    return tool_call("read_file", path="data/records/ORD-1001.json")
+
+
+def test_fixed_script_check_rejects_a_script_that_never_saves_the_note(capsys):
+    def no_note() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"), _read_order(),
+                warranty_plan("completed", "in_progress", "pending"), _search(),
+                warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(no_note())[0].outcome == "completed"
+    assert check_fixed_script(no_note) is False
+    assert "never called write_file with path 'notes/ORD-1001.md'" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_a_script_that_never_reads_the_order(capsys):
+    def no_order() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"),
+                warranty_plan("completed", "in_progress", "pending"), _search(),
+                warranty_plan("completed", "completed", "in_progress"), save_note,
+                warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(no_order())[0].outcome == "completed"
+    assert check_fixed_script(no_order) is False
+    assert "never called read_file with path 'data/records/ORD-1001.json'" in \
+        capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_ticking_everything_before_the_work(capsys):
+    def ticks_first() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"),
+                warranty_plan("completed", "completed", "completed"),
+                _read_order(), _search(), save_note, reply]
+
+    assert run_with_panel(ticks_first())[0].outcome == "completed"
+    assert check_fixed_script(ticks_first) is False
+    assert "no item was in_progress" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_a_plan_updated_only_at_the_end(capsys):
+    def updates_at_the_end() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"), _read_order(), _search(),
+                save_note, warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(updates_at_the_end())[0].outcome == "completed"
+    assert check_fixed_script(updates_at_the_end) is False
+    assert "item 1 was still in_progress" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_an_answer_without_sources(capsys):
+    def no_sources() -> list:
+        return [*solution.fixed_script()[:-1], say("Done: the note is saved.")]
+
+    assert run_with_panel(no_sources())[0].outcome == "completed"
+    assert check_fixed_script(no_sources) is False
+    assert "cites no source" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_the_work_in_another_order(capsys):
+    def search_first() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"), _search(),
+                warranty_plan("completed", "in_progress", "pending"), _read_order(),
+                warranty_plan("completed", "completed", "in_progress"), save_note,
+                warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(search_first())[0].outcome == "completed"
+    assert check_fixed_script(search_first) is False
+    assert "another order" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_a_note_saved_elsewhere():
+    def elsewhere(messages: list[dict]) -> dict:
+        return {**save_note(messages), "tool_calls": [
+            {**call, "function": {**call["function"], "arguments": call["function"][
+                "arguments"].replace("notes/ORD-1001.md", "notes/warranty.md")}}
+            for call in save_note(messages)["tool_calls"]]}
+
+    def wrong_path() -> list:
+        steps = solution.fixed_script()
+        return [*steps[:5], elsewhere, *steps[6:]]
+
+    assert run_with_panel(wrong_path())[0].outcome == "completed"
+    assert check_fixed_script(wrong_path) is False
+
+
 def test_tool_call_counter_check_accepts_the_reference():
     assert check_tool_call_counter(solution.ToolCallCounter) is True
 
@@ -130,6 +219,28 @@ def test_tool_call_counter_check_rejects_leaving_out_the_harness_tools():
     assert check_tool_call_counter(WorkspaceToolsOnly) is False
 
 
+def test_tool_call_counter_check_rejects_counts_shared_by_every_counter():
+    class SharedCounts:
+        # one dict on the class: a second counter starts where the first one ended
+        counts: dict = {}  # noqa: RUF012
+
+        def on_event(self, event):
+            if event.type == "tool_call":
+                self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+    assert check_tool_call_counter(SharedCounts) is False
+
+
+def test_tool_call_counter_check_rejects_counting_a_delegation_twice():
+    class DelegationTwice(solution.ToolCallCounter):
+        def on_event(self, event):
+            super().on_event(event)
+            if event.type == "subagent_start":  # the delegate_task call was counted already
+                self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
+
+    assert check_tool_call_counter(DelegationTwice) is False
+
+
 def test_summarize_check_accepts_the_reference():
     assert check_summarize(solution.summarize) is True
 
@@ -154,11 +265,34 @@ def test_summarize_check_rejects_leaving_out_the_sub_agents_calls():
     assert check_summarize(main_only) is False
 
 
-def test_summarize_check_rejects_counting_only_errors_as_failed():
-    def errors_only(result) -> dict:
-        summary = solution.summarize(result)
-        summary["tool_calls_failed"] = sum(e.type == "tool_result" and e.status == "error"
-                                           for e in result.events)
-        return summary
+def _summarize_with(key: str, counted) -> object:
+    """The reference summary, with ``key`` counted by ``counted(event)`` over every event."""
+    def summarize(result) -> dict:
+        return {**solution.summarize(result), key: sum(counted(e) for e in result.events)}
 
+    return summarize
+
+
+def test_summarize_check_rejects_counting_only_errors_as_failed():
+    errors_only = _summarize_with(
+        "tool_calls_failed", lambda e: e.type == "tool_result" and e.status == "error")
     assert check_summarize(errors_only) is False
+
+
+def test_summarize_check_rejects_counting_refused_delegations(capsys):
+    delegate_calls = _summarize_with(
+        "delegations", lambda e: e.type == "tool_call" and e.tool_name == "delegate_task")
+    assert check_summarize(delegate_calls) is False
+    assert "refused started none" in capsys.readouterr().out
+
+
+def test_summarize_check_rejects_counting_the_sub_agents_requests_as_turns(capsys):
+    every_request = _summarize_with("turns", lambda e: e.type == "model_request")
+    assert check_summarize(every_request) is False
+    assert "not the sub-agents'" in capsys.readouterr().out
+
+
+def test_summarize_check_rejects_counting_reminders_by_the_rounds_they_cover():
+    reminder_rounds = _summarize_with(
+        "reminders", lambda e: e.data.get("rounds", 0) if e.type == "reminder" else 0)
+    assert check_summarize(reminder_rounds) is False

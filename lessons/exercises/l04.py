@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Callable
 
 from course import check
-from harness import Agent, RunResult, ScriptedModel, Workspace
-from harness.events import Event
+from exercises.plan_progress import check_plan_moved_with_the_work
+from harness import Agent, ScriptedModel, Workspace
 from harness.todo import render
 
 SHIPPING_TASK = ("Order ORD-1003 has not arrived yet. Plan three steps: look up the order "
@@ -31,15 +31,31 @@ OK = {"content": "Look up the order", "status": "completed"}
 
 REFUSED = {  # label -> an update that breaks one rule
     "todos is None": None,
+    "one item, not in a list": {"content": "Reply", "status": "pending"},
+    "a string, not a list": "Look up the order",
+    "a tuple, not a list": (OK,),
+    "items that are strings, not dicts": ["Look up the order", "Find the policy"],
     "21 items": [{"content": f"step {i}", "status": "pending"} for i in range(21)],
     "blank content in the second item": [OK, {"content": "   ", "status": "pending"}],
     "content that is not a string": [OK, {"content": 42, "status": "pending"}],
     "an unknown status in the second item": [OK, {"content": "Reply", "status": "done"}],
+    "a status in capitals": [OK, {"content": "Reply", "status": "Completed"}],
     "two items in_progress": [OK, {"content": "Find the policy", "status": "in_progress"},
                               {"content": "Draft the reply", "status": "in_progress"}],
     "an unknown field": [OK, {"content": "Reply", "status": "pending", "priority": "high"}],
     "an item without a status": [OK, {"content": "Reply"}],
+    "an item without content": [OK, {"status": "pending"}],
 }
+TWENTY = [{"content": f"step {i}", "status": "completed" if i < 5 else "pending"}
+          for i in range(1, 21)]
+
+
+def _short(plan: object) -> str:
+    """A plan in a line: its size and its first two items."""
+    if not isinstance(plan, list):
+        return repr(plan)[:80]
+    head = ", ".join(repr(item)[:60] for item in plan[:2])
+    return f"{len(plan)} items: {head}{', ...' if len(plan) > 2 else ''}"
 
 
 @check
@@ -59,14 +75,16 @@ def check_update_plan(update_plan: Callable) -> str:
         else:
             raise AssertionError(f"{label}: update_plan accepted it; it must raise ValueError")
         if plan != BASE:
-            raise AssertionError(f"{label}: the update was refused, but the plan changed to "
-                                 f"{plan}. Check every item before you change anything.")
+            raise AssertionError(f"{label}: the update was refused, but the plan changed (it "
+                                 f"held {_short(BASE)}; now {_short(plan)}). Check every "
+                                 "rule before you change anything.")
     plan = copy.deepcopy(BASE)
     new = [{"content": "Find the policy", "status": "completed"},
            {"content": "Send the reply", "status": "in_progress"}]
     returned = update_plan(plan, new)
     if plan != new:
-        raise AssertionError(f"a valid update should replace the plan in place: plan is {plan}")
+        raise AssertionError(f"a valid update should replace the plan in place: it holds "
+                             f"{_short(plan)}")
     if returned is not plan:
         raise AssertionError("return the plan you were given (updated in place), not a new list")
     new[0]["status"] = "pending"
@@ -83,17 +101,26 @@ def check_update_plan(update_plan: Callable) -> str:
             "None, not an empty list: test `new_items is None`, not `not new_items`") from None
     if cleared != [] or plan != []:
         raise AssertionError("an empty list should clear the plan: after update_plan(plan, []) "
-                             f"the plan is {plan} and the function returned {cleared!r}")
+                             f"the plan is {_short(plan)} and the function returned "
+                             f"{_short(cleared)}")
+    try:
+        update_plan(plan, copy.deepcopy(TWENTY))
+    except ValueError as exc:
+        raise AssertionError(f"a plan of exactly 20 items was refused ({exc}); the rule is at "
+                             "most 20, so 20 is allowed: refuse len(new_items) > 20") from None
+    if plan != TWENTY:
+        raise AssertionError(f"a valid plan of 20 items should replace the plan; it holds "
+                             f"{_short(plan)}")
     return (f"{len(REFUSED)} bad updates were refused with the plan untouched; "
             "valid ones replaced it.")
 
 
 RECORD, POLICY, NOTE = "data/records/ORD-1003.json", "docs/policies/shipping.md", \
     "notes/ORD-1003.md"
-WORK = [  # the work of each plan item, in order: (tool, path, what it does)
-    ("read_file", RECORD, "look up the order record"),
-    ("read_file", POLICY, "read the shipping policy"),
-    ("write_file", NOTE, "save the note"),
+WORK = [  # the work of each plan item, in order: (what it does, [(tool, path)])
+    ("look up the order record", [("read_file", RECORD)]),
+    ("read the shipping policy", [("read_file", POLICY)]),
+    ("save the note", [("write_file", NOTE)]),
 ]
 STATUSES = ["delayed", "held at customs", "out for delivery", "at the depot", "lost in transit"]
 ITEMS = ["Lark sport earbuds", "Robin travel headphones", "Wren in-ear headphones",
@@ -111,43 +138,6 @@ def _new_scenario(ws: Workspace) -> dict[str, str]:
     ws.write_file(RECORD, json.dumps(record, indent=2) + "\n")
     ws.edit_file(POLICY, "3-5 business days", picked["days"])
     return picked
-
-
-def _plan_at_each_work_call(events: list[Event]) -> list[tuple[Event | None, list[dict]]]:
-    """For each item's work call: its tool_call event (None if it never ran) and the plan
-    as the last accepted todo_write left it when the call was made."""
-    found: list[tuple[Event | None, list[dict]]] = [(None, [])] * len(WORK)
-    plan: list[dict] = []
-    for event in events:
-        if event.depth:
-            continue
-        if event.type == "plan_update":
-            plan = event.todos
-        elif event.type == "tool_call" and isinstance(event.arguments, dict):
-            for i, (name, path, _) in enumerate(WORK):
-                if (event.tool_name == name and event.arguments.get("path") == path
-                        and found[i][0] is None):
-                    found[i] = (event, plan)
-    return found
-
-
-def _check_plan_moved_with_the_work(result: RunResult) -> None:
-    for i, (event, plan) in enumerate(_plan_at_each_work_call(result.events)):
-        name, path, what = WORK[i]
-        if event is None:
-            raise AssertionError(f"your script never called {name} with path {path!r} "
-                                 f"(to {what})")
-        shown = ", ".join(f"{t['content']!r} {t['status']}" for t in plan) or "no plan yet"
-        if len(plan) != len(WORK) or plan[i]["status"] != "in_progress":
-            raise AssertionError(
-                f"when you called {name} {path} (to {what}), item {i + 1} was not "
-                f"in_progress; the plan was: {shown}. Update the plan as you go: mark an "
-                "item in_progress with todo_write before you do its work")
-        if any(t["status"] != "completed" for t in plan[:i]):
-            raise AssertionError(
-                f"when you called {name} {path} (to {what}), an earlier item was not "
-                f"completed; the plan was: {shown}. Mark each item completed when its work "
-                "is done, before the next one starts")
 
 
 @check
@@ -182,7 +172,7 @@ def check_plan_steps(plan_steps: Callable[[], list]) -> str:
         if [i.content for i in result.plan] != [t.get("content") for t in first]:
             raise AssertionError("the final plan's items differ from the planned ones: keep the "
                                  "same three items and change only their status")
-        _check_plan_moved_with_the_work(result)
+        check_plan_moved_with_the_work(result.events, WORK)
         note = ws.read_file(NOTE)
         for key, where in (("item", RECORD), ("status", RECORD), ("days", POLICY)):
             if picked[key] not in note:

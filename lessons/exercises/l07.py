@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from course import check
+from exercises.plan_progress import check_plan_moved_with_the_work
 
 from harness import (
     Agent,
@@ -32,6 +33,13 @@ WARRANTY_TASK = ("Ada Example (order ORD-1001) asks how long her warranty lasts 
                  "claim it. Plan three steps, keep the plan current, save a note in "
                  "notes/ORD-1001.md, and answer with sources.")
 ITEM = re.compile(r"^  (\[.\]) (.+)$")  # a plan line of panel.text()
+CITATION = re.compile(r"[\w./-]+\.md:\d+")  # a source, as search_docs gives it: path:line
+WARRANTY_WORK = [  # the work of each plan item, in order: (what it does, [(tool, path)])
+    ("look up the order", [("read_file", "data/records/ORD-1001.json")]),
+    ("find the warranty rules", [("search_docs", None),
+                                 ("read_file", "docs/policies/warranty.md")]),
+    ("save the note", [("write_file", "notes/ORD-1001.md")]),
+]
 SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "reminders",
                 "pushbacks", "delegations")
 
@@ -77,12 +85,17 @@ def check_fixed_script(fixed_script: Callable[[], list]) -> str:
         raise AssertionError(f"the panel shows {len(items)} plan items; plan three")
     if any(mark != "[x]" for mark, _ in items) or "Progress: 3/3 done" not in text:
         raise AssertionError(f"not every item is [x] on the panel:\n{text}")
-    worked = [e for e in result.events if e.type == "tool_result" and e.ok
-              and e.tool_name != "todo_write"]
-    if not worked:
-        raise AssertionError("the plan is done but no tool did any work: look up the order, "
-                             "find the policy and save the note with the workspace tools")
-    return "the panel shows 3/3 done, every item [x], and every plan update was accepted."
+    failed = [e for e in result.events if e.type == "tool_result" and e.depth == 0 and not e.ok]
+    if failed:
+        raise AssertionError(f"the call to {failed[0].tool_name} failed ({failed[0].output}); "
+                             "every step of the work should succeed")
+    check_plan_moved_with_the_work(result.events, WARRANTY_WORK)
+    if not CITATION.search(result.final or ""):
+        raise AssertionError(f"the final answer cites no source: {result.final!r}. The task "
+                             "says \"answer with sources\": end with reply, which quotes the "
+                             "policy with its path:line")
+    return ("each item was in_progress while its work ran, every plan update was accepted, "
+            "the answer cites its source, and the panel shows 3/3 done, every item [x].")
 
 
 def _delegating_runs() -> list[tuple[list, dict]]:
@@ -220,6 +233,7 @@ def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
     failing = [tool_call("run_shell", command="grep -rn refund docs"),     # denied
                tool_call("grep", pattern="refund"),                        # unknown tool
                tool_call("search_docs", query="refund", limit=2),          # bad arguments
+               tool_call("delegate_task", task=" "),                       # bad arguments
                tool_call("delegate_task", task="Write the refund rule to notes/refund.md."),
                tool_call("write_file", path="notes/refund.md", content="x"),  # sub1: unknown
                say("I could not write it."),                               # main.sub1
@@ -238,7 +252,7 @@ def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
         ("the lesson's whole run", whole, {**sub, "planning": True, "reminder_after": 2},
          shape("completed", 8, 7, 0, 1, 1, 1), "Can I return opened in-ear headphones?"),
         ("a run with refused calls", failing, {**sub, "permissions": perms},
-         shape("completed", 6, 2, 4, 0, 0, 1), "Save the refund rule."),
+         shape("completed", 7, 2, 5, 0, 0, 1), "Save the refund rule."),
         ("a model that ignores the push back", ignores, {"planning": True},
          shape("open_items", 3, 1, 0, 0, 1, 0), "Can I return them?"),
         ("a run out of turns", loops, {"max_turns": 3},
@@ -247,14 +261,16 @@ def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
 
 
 HINTS = {
-    "turns": "turns is result.turns: the main agent's model requests",
+    "turns": ("turns is result.turns: the main agent's model requests, not the sub-agents' "
+              "(result.requests counts those too)"),
     "tool_calls_ok": "count tool_result events with ok=True, the sub-agents' (depth 1) too",
     "tool_calls_failed": ("count tool_result events with ok=False: denied, unknown and "
                           "invalid calls fail too, and so do the sub-agents'"),
     "reminders": "count the reminder events",
     "pushbacks": ("a push back is a stop_gate event; a stop event fires on every answer, "
                   "pushed back or not"),
-    "delegations": "count result.delegations",
+    "delegations": ("count the sub-agents that ran (result.delegations): a delegate_task call "
+                    "the harness refused started none"),
 }
 
 

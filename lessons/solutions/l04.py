@@ -14,12 +14,14 @@ def update_plan(plan: list[dict], new_items: list[dict] | None) -> list[dict]:
     """Check every rule first; then replace plan's contents in place (copies) and return it."""
     if new_items is None:
         raise ValueError("todos is required; send [] to clear the plan")
+    if not isinstance(new_items, list):
+        raise ValueError(f"todos must be a list of items, got {type(new_items).__name__}")
     if len(new_items) > MAX_ITEMS:
         raise ValueError(f"a plan holds at most {MAX_ITEMS} items, got {len(new_items)}")
     new = []
     for n, item in enumerate(new_items, 1):
-        if set(item) != {"content", "status"}:
-            raise ValueError(f"item {n} must have exactly content and status, got {sorted(item)}")
+        if not isinstance(item, dict) or set(item) != {"content", "status"}:
+            raise ValueError(f"item {n} must have exactly content and status, got {item!r}")
         if not isinstance(item["content"], str) or not item["content"].strip():
             raise ValueError(f"item {n}: content must be text that is not blank")
         if item["status"] not in STATUSES:
