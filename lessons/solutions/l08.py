@@ -15,7 +15,7 @@ def make_query_tool(root: Path) -> CommandTool:
         "query_record", "Print one order record as JSON.",
         template="python tools/query_record.py --id {record_id}",
         params={"record_id": "the order id: ORD- and four digits, e.g. ORD-1001"},
-        cwd=root, pattern=r"ORD-\d{4}",
+        cwd=root, pattern=r"ORD-[0-9]{4}",
     )
 
 

@@ -37,8 +37,8 @@ def order_tools(root: Path) -> list[CommandTool]:
     order_id = {"order_id": "the order id: ORD- and four digits, e.g. ORD-1002"}
     lookup = CommandTool("lookup_order", "Print one order record as JSON.",
                          template="python tools/query_record.py --id {order_id}",
-                         params=order_id, cwd=root, pattern=r"ORD-\d{4}", side_effects=False)
+                         params=order_id, cwd=root, pattern=r"ORD-[0-9]{4}", side_effects=False)
     export = CommandTool("export_order", "Send one order to the warehouse.",
                          template="python tools/export_order.py {order_id}",
-                         params=order_id, cwd=root, pattern=r"ORD-\d{4}", side_effects=True)
+                         params=order_id, cwd=root, pattern=r"ORD-[0-9]{4}", side_effects=True)
     return [lookup, export]
