@@ -37,7 +37,9 @@ class Agent:
 
     ``hooks``, ``permissions`` and ``observers`` watch and guard every call (lesson 03,
     the panel of 07); ``mechanisms``: your own `Mechanism` classes (or functions that
-    make one), added to each run after the harness's. Every other keyword is a setting.
+    make one), added to each run after the harness's; ``mcp_servers`` (`harness.mcp`)
+    and ``skills`` (a folder, or `harness.skills.Skills`): tools from elsewhere (lesson
+    12); ``close()`` stops the servers. Every other keyword is a setting.
 
     >>> agent = Agent(ScriptedModel([say("Hello!")]))
     >>> agent.run("Say hello").final
@@ -47,6 +49,7 @@ class Agent:
     def __init__(self, model: ChatModel, tools: Iterable[Tool] = (), *,
                  hooks: Hooks | None = None, permissions: Permissions | None = None,
                  observers: Iterable[Any] = (), mechanisms: Iterable[Callable[[], Mechanism]] = (),
+                 mcp_servers: Iterable[Any] = (), skills: Any = None,
                  settings: Settings | None = None, **options: Any) -> None:
         unknown = sorted(set(options) - set(NAMES))
         if unknown:
@@ -71,6 +74,26 @@ class Agent:
         self.hooks, self.permissions = hooks or Hooks(), permissions
         self.observers, self.extra = list(observers), list(mechanisms)
         self.system = self.settings.system or DEFAULT_SYSTEM
+        self.mcp_servers = list(mcp_servers)
+        if self.mcp_servers:
+            from .mcp import check_servers
+
+            check_servers(self.mcp_servers)
+        if skills is not None:
+            from .skills import skills_of
+
+            self.extra.insert(0, skills_of(skills))
+
+    def close(self) -> None:
+        """Stop this agent's MCP servers (they start again if it runs again)."""
+        for server in self.mcp_servers:
+            server.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __getattr__(self, name: str) -> Any:
         """``agent.max_turns`` and every other setting, read from ``agent.settings``."""
@@ -129,6 +152,10 @@ class Agent:
                                    system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
             found.append(Verification(s.max_refusals))
+        if self.mcp_servers:  # started, or read again, as the run starts
+            from .mcp import ServerTools
+
+            found.append(ServerTools(self.mcp_servers, run.emit, taken=self.tools))
         found += [make() for make in self.extra]
         window = s.context_window or getattr(self.model, "context_window", None)
         if window:  # last: it bounds what the others made of the request (lesson 11)

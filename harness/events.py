@@ -38,6 +38,8 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
     "hook_error": "hook, error",
     "pre_compact": "before_tokens, asked (the model called compact)",
     "compaction": "before_tokens, after_tokens, stubbed, summarised, window",
+    "mcp_server": "server, status (started, changed, listed, failed), tools, left_out, "
+                  "added, removed, error",
     "run_end": "outcome, final, error, usage, turns, seconds",
 }
 TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored

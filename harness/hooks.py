@@ -50,7 +50,8 @@ HOOKS = {**{name: (name, None) for name in EVENTS}, "tool_call": ("tool_call", "
          **ALIASES}  # name: (the event it receives, fires only if)
 HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
 ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
-HARNESS_TOOLS = frozenset({"todo_write", "delegate_task", "compact"})  # the harness's own
+# the harness's own tools
+HARNESS_TOOLS = frozenset({"todo_write", "delegate_task", "compact", "load_skill"})
 DECISIONS = ("allow", "ask", "deny")
 NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 
