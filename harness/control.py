@@ -14,8 +14,9 @@ The last three, the deadline and the cancel belong to the whole run: a sub-agent
 spends from the same `Budget` (only its turns are its own), so stopping the parent
 stops the child, and 25 delegations cannot turn ``max_turns=2`` into 100 requests.
 With a deadline or a cancel, a model request is waited for in a thread, so a request
-that hangs cannot hold the run. A tool that works long takes the `RunControl` as an
-argument (tools.py) and asks it ``stop_reason()`` as it goes.
+that hangs cannot hold the run (a browser tab has no threads: there it runs inline and
+is checked between chunks, browser.py). A tool that works long takes the `RunControl`
+as an argument (tools.py) and asks it ``stop_reason()`` as it goes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from . import browser
 from .outcomes import RunOver
 
 T = TypeVar("T")
@@ -145,8 +147,8 @@ class RunControl:
         finish on its own. Without either, ``fn`` simply runs here.
         """
         self._gave_up = False
-        if self.cancel is None and self.deadline is None:
-            return fn()
+        if (self.cancel is None and self.deadline is None) or browser.IN_BROWSER:
+            return fn()  # in a browser, fn's reports (`relay`) check between its chunks
         box: dict[str, Any] = {}
 
         def target() -> None:

@@ -19,6 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from . import browser
+
 
 class ToolArgumentError(ValueError):
     """The arguments a model sent cannot be used: the message says why, in one line."""
@@ -52,9 +54,10 @@ def text_within(convert: Callable[[Any], str], value: Any, seconds: float | None
     """``convert(value)``, given at most ``seconds`` when a value's own code could hang.
 
     Beyond the deadline the conversion is left to finish in a daemon thread, and the
-    model reads that the result could not be read in time.
+    model reads that the result could not be read in time. (A browser has no threads:
+    there the conversion runs inline, untimed.)
     """
-    if seconds is None or isinstance(value, SIMPLE):
+    if seconds is None or isinstance(value, SIMPLE) or browser.IN_BROWSER:
         return convert(value)
     box: list = []
     worker = threading.Thread(target=lambda: box.append(_attempt(convert, value)), daemon=True)

@@ -33,8 +33,23 @@ def execute(path: Path) -> float:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = coalesce(cell.outputs)
     nbformat.write(nb, path)
     return time.perf_counter() - started
+
+
+def coalesce(outputs: list) -> list:
+    """One output per run of printing: a busy machine splits a cell's stdout in pieces."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (last is not None and output.output_type == last.output_type == "stream"
+                and output.name == last.name):
+            last.text += output.text
+        else:
+            merged.append(output)
+    return merged
 
 
 def main(args: list[str]) -> int:

@@ -15,6 +15,10 @@ within ~0.1 s and nothing goes on reading. The same checks end a request that ta
 longer than its time limit, or a stream that sends nothing of the reply for too long
 (keep-alive comments and empty chunks are nothing): `ReplyTimedOut`.
 
+A browser tab has no threads (harness/browser.py): there the reply is read inline, and
+``report()`` and the limits are checked between chunks, so a silent server holds the
+run until its next chunk or the browser's own timeout.
+
 The bytes are read here, not by the SDK, so that a size limit holds before anything is
 held whole: a body, or one event of a stream, larger than ``max_bytes`` is refused
 (`ReplyTooLarge`) as it arrives, however it was compressed on the wire.
@@ -31,6 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from .. import browser
 from ..models import ModelError
 from .settings import MAX_DEPTH, too_deep
 
@@ -70,8 +75,10 @@ class StreamReader:
         self.finished = False  # read to the end: the connection may go back to the pool
         self.seconds, self.idle, self.names = seconds, idle, names
         self.started = self.heard_at = time.monotonic()
-        threading.Thread(target=self._read, args=(open_stream,), daemon=True,
-                         name="harness-stream").start()
+        self.inline = open_stream if browser.IN_BROWSER else None  # read by chunks() itself
+        if self.inline is None:
+            threading.Thread(target=self._read, args=(open_stream,), daemon=True,
+                             name="harness-stream").start()
 
     def heard(self) -> None:
         """Something of the reply arrived: the idle clock starts again."""
@@ -80,6 +87,9 @@ class StreamReader:
     def chunks(self, report: Callable[..., Any]) -> Iterator[Any]:
         """Each chunk as it comes; at least every `HEARTBEAT` seconds ``report()`` (it
         tells observers nothing and raises once the run has stopped) and the limits."""
+        if self.inline is not None:
+            yield from self._read_inline(report)
+            return
         checked = time.monotonic()
         while True:
             try:
@@ -105,6 +115,9 @@ class StreamReader:
         request (shutting it down would break that request).
         """
         self.stopped.set()
+        if self.inline is not None and self.stream is not None:
+            self.stream.close()
+            return
         if self.finished:
             return
         network = getattr(getattr(self.stream, "response", None), "extensions", {}) \
@@ -137,6 +150,16 @@ class StreamReader:
             except queue.Full:
                 continue
         return False
+
+    def _read_inline(self, report: Callable[..., Any]) -> Iterator[Any]:
+        """The browser's way: read here, asking between chunks whether the run goes on."""
+        report()
+        self.stream = self.inline()
+        for chunk in self.stream:
+            report()
+            self._in_time(time.monotonic())
+            yield as_dict(chunk)
+        self.finished = True
 
     def _read(self, open_stream: Callable[[], Any]) -> None:
         try:

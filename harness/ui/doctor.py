@@ -4,7 +4,8 @@ What ``harness/`` needs is checked apart from what the course adds: a project th
 copied the folder needs only pydantic (openai for `OpenAIModel`, ipywidgets for the
 plan panel); JupyterLab, nbval and pytest are for working through the lessons.
 ``doctor(live=True)`` (``python -m harness doctor --live``) also asks the configured
-endpoint a few tiny questions: see probe.py.
+endpoint a few tiny questions: see probe.py. In the browser edition (JupyterLite) the
+site brings everything, so the course needs nothing more there (harness/browser.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import textwrap
 from urllib.parse import urlsplit
 
+from .. import browser
 from .display import escape
 
 PACKAGES = {  # what harness/ itself imports: name -> what is missing without it
@@ -23,6 +25,8 @@ PACKAGES = {  # what harness/ itself imports: name -> what is missing without it
 }
 COURSE = ("jupyterlab", "nbval", "pytest")  # the lessons and their tests (requirements.txt)
 COURSE_HINT = "to work through the course: pip install -r requirements.txt"
+BROWSER = ("for the course: nothing to install, the site brings it all (the tests, and "
+           "tools that run programs, need a local install: pip install -r requirements.txt)")
 
 
 def _version(name: str) -> str | None:
@@ -53,6 +57,7 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
     """
     report = {
         "python": sys.version.split()[0],
+        "browser": browser.IN_BROWSER,
         "packages": {name: _version(name) for name in PACKAGES},
         "course": {name: _version(name) for name in COURSE},
         "model": os.environ.get("HARNESS_MODEL") or None,
@@ -63,7 +68,8 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
     missing = [name for name in needed if report["packages"][name] is None]
     report["ready"] = not missing
     if show_versions:
-        print(f"python {report['python']}")
+        edition = " (the browser edition: Pyodide in JupyterLite)" if report["browser"] else ""
+        print(f"python {report['python']}{edition}")
     for name, version in report["packages"].items():
         if version is None:
             why = PACKAGES[name]
@@ -71,8 +77,11 @@ def doctor(show_versions: bool = True, *, live: bool = False) -> dict:
                                               else f"pip install {name}"))
         elif show_versions:
             print(f"  {name:<11} {version}")
-    course_missing = [name for name, version in report["course"].items() if version is None]
-    if show_versions or course_missing:
+    course_missing = [name for name, version in report["course"].items()
+                      if version is None and not report["browser"]]
+    if report["browser"] and show_versions:
+        print(textwrap.fill(BROWSER, 96, subsequent_indent="  "))
+    elif show_versions or course_missing:
         print("for the course (lessons and tests):")
         for name, version in report["course"].items():
             if show_versions or version is None:

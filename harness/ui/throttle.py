@@ -11,7 +11,8 @@ quiet for a while, and otherwise once more when the interval is up:
 
 The trailing draw runs on a timer thread, so a run that goes quiet (a long tool call,
 a model thinking) still shows its latest state. ``flush()`` draws now: at the end of a
-run, so the final picture never waits.
+run, so the final picture never waits. A browser tab has no threads (harness/browser.py):
+there the next request after the interval draws the change, or ``flush()`` does.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+
+from .. import browser
 
 
 class Throttle:
@@ -38,6 +41,8 @@ class Throttle:
             if self._timer is not None:
                 return  # a draw is already due: it will show this change too
             wait = self._last + self.interval - time.monotonic()
+            if wait > 0 and browser.IN_BROWSER:
+                return  # no timer thread: a later request, or flush(), draws this change
             if wait > 0:
                 timer = threading.Timer(wait, self._due)
                 timer.args, timer.daemon = (timer,), True  # _due(timer): is it still due?

@@ -29,6 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
+from .. import browser
 from ..control import RunControl
 from .sandbox import Sandbox, contain
 from ..tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
@@ -81,8 +82,11 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     ``env`` adds variables to the allowlisted environment (`child_env`); ``control`` is
     the run's (the tool's argument): its cancel and deadline stop the process.
     ``sandbox`` is what the process may use (network, limits); None: `Sandbox()`, the
-    defaults, with ``HARNESS_SANDBOX_NETWORK`` for the network.
+    defaults, with ``HARNESS_SANDBOX_NETWORK`` for the network. In a browser tab, which
+    cannot start a process, the model reads so (`browser.NO_PROCESSES`).
     """
+    if browser.IN_BROWSER:
+        return ToolResult(False, browser.NO_PROCESSES)
     stop = control.stop_reason() if control else None
     if stop:
         return ToolResult(False, f"Not run: the run stopped ({stop}).")

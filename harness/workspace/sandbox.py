@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .. import browser
+
 REAPER = Path(__file__).resolve().with_name("reaper.py")
 # Names an agent may not change: what git, hg or svn run on the person's next command
 # (hooks, core.fsmonitor), the virtual environments whose programs the person runs
@@ -337,6 +339,10 @@ def _has_size(bwrap: str) -> bool:
 def status(sandbox: Sandbox | None = None) -> str:
     """One line: are tool processes sandboxed here, and if not, why not; their network
     and their limits."""
+    if browser.IN_BROWSER:
+        return ("sandbox: none needed: a browser tab runs no programs, so run_shell and "
+                "command templates answer that they cannot, and the file tools work in the "
+                "browser's own file system")
     box = sandbox or Sandbox()
     bwrap, problem = _sandbox()
     limits = (f"limits: {box.processes} processes, {_size(box.memory)} memory, "
