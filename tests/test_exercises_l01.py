@@ -64,6 +64,83 @@ def test_run_loop_check_rejects_a_loop_that_lets_a_tool_exception_escape():
     assert check_run_loop(no_guard) is False
 
 
+def _loop_with(answer_unknown, answer_error, *, pass_arguments=True, rounds=5,
+               answers_first=False):
+    """The reference loop, with one of its choices made differently."""
+    def run_loop(model, functions, schemas, task, max_turns=5):
+        messages = [{"role": "user", "content": task}]
+        for _ in range(min(max_turns, rounds)):
+            reply = model.complete(messages, schemas, "auto")
+            message = reply.message()
+            if not reply.tool_calls:
+                messages.append(message)
+                break
+            answers = []
+            for call in reply.tool_calls:
+                fn = functions.get(call["function"]["name"])
+                if fn is None:
+                    output = answer_unknown(call["function"]["name"])
+                else:
+                    try:
+                        args = json.loads(call["function"]["arguments"] or "{}")
+                        output = str(fn(**args) if pass_arguments else fn())
+                    except Exception as exc:
+                        output = answer_error(exc)
+                answers.append({"role": "tool", "tool_call_id": call["id"], "content": output})
+            messages += [*answers, message] if answers_first else [message, *answers]
+        return messages
+
+    return run_loop
+
+
+def _unknown(name):
+    return f"Error: unknown tool '{name}'"
+
+
+def _raised(exc):
+    return f"Error: {type(exc).__name__}: {exc}"
+
+
+def test_run_loop_check_accepts_the_loop_written_with_the_test_helper():
+    assert check_run_loop(_loop_with(_unknown, _raised)) is True
+
+
+def test_run_loop_check_rejects_another_unknown_tool_text(capsys):
+    assert check_run_loop(_loop_with(lambda name: f"Unknown tool: {name}", _raised)) is False
+    assert "Error: unknown tool 'teleport'" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_an_error_without_the_exception_name(capsys):
+    assert check_run_loop(_loop_with(_unknown, lambda exc: f"Error: {exc}")) is False
+    assert "Error: RuntimeError: the disk is on fire" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_a_loop_that_ignores_the_arguments(capsys):
+    assert check_run_loop(_loop_with(_unknown, _raised, pass_arguments=False)) is False
+    assert "with the call's arguments" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_answers_before_the_assistant_message():
+    assert check_run_loop(_loop_with(_unknown, _raised, answers_first=True)) is False
+
+
+def test_run_loop_check_blames_a_loop_that_stops_early_not_itself(capsys):
+    assert check_run_loop(_loop_with(_unknown, _raised, rounds=1)) is False
+    out = capsys.readouterr().out
+    assert "your code raised" not in out and "no tool message answers it" in out
+
+
+def test_run_loop_check_says_the_messages_are_dicts_when_it_gets_reply_objects(capsys):
+    def appends_replies(model, functions, schemas, task, max_turns=5):
+        messages = [{"role": "user", "content": task}]
+        messages.append(model.complete(messages, schemas, "auto"))
+        return messages
+
+    assert check_run_loop(appends_replies) is False
+    out = capsys.readouterr().out
+    assert "your code raised" not in out and "not a message dict" in out
+
+
 def test_answer_undelivered_check_accepts_the_reference():
     assert check_answer_undelivered(solution.answer_undelivered) is True
 
@@ -104,3 +181,52 @@ def test_answer_undelivered_check_reports_an_unfinished_stub(capsys):
 
     assert check_answer_undelivered(stub) is False
     assert "not done" in capsys.readouterr().out
+
+
+def _answer_from(records_of):
+    """Name the records ``records_of(messages)`` picks whose status is not delivered."""
+    def answer(messages):
+        records = [r for r in records_of(messages) if isinstance(r, dict)]
+        waiting = [f"{r['id']} ({r['status']})" for r in records if r["status"] != "delivered"]
+        return say("Still on the way: " + ", ".join(waiting) + ".")
+
+    return answer
+
+
+def test_answer_undelivered_check_rejects_reading_every_tool_message(capsys):
+    every_message = _answer_from(lambda messages: [
+        json.loads(m["content"]) for m in messages if m["role"] == "tool"])
+    assert check_answer_undelivered(every_message) is False
+    assert "read in an earlier round" in capsys.readouterr().out
+
+
+def test_answer_undelivered_check_rejects_an_empty_list_when_all_are_delivered(capsys):
+    def last_round(messages):
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        return [json.loads(m["content"]) for m in messages[last + 1:]]
+
+    assert check_answer_undelivered(_answer_from(last_round)) is False
+    assert "say so" in capsys.readouterr().out
+
+
+def test_answer_undelivered_check_rejects_a_status_test_on_part_of_the_word(capsys):
+    def substring(messages):
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        records = [json.loads(m["content"]) for m in messages[last + 1:]]
+        waiting = [f"{r['id']} ({r['status']})" for r in records if "deliver" not in r["status"]]
+        return say("Still on the way: " + ", ".join(waiting) + "." if waiting
+                   else "All of these orders have been delivered.")
+
+    assert check_answer_undelivered(substring) is False
+    assert "out for delivery" in capsys.readouterr().out
+
+
+def test_answer_undelivered_check_rejects_ids_without_their_status():
+    def ids_only(messages):
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        records = [json.loads(m["content"]) for m in messages[last + 1:]]
+        waiting = [r["id"] for r in records if r["status"] != "delivered"]
+        return say("Still on the way: " + ", ".join(waiting) + "." if waiting
+                   else "All of these orders have been delivered.")
+
+    assert check_answer_undelivered(ids_only) is False

@@ -24,8 +24,32 @@ def _schema(name: str, description: str) -> dict:
         "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}}
 
 
+def _check_shape(messages: object) -> None:
+    """What the loop returned is a list of message dicts the check can read."""
+    assert isinstance(messages, list), f"run_loop should return the messages, got {messages!r}"
+    for i, msg in enumerate(messages):
+        assert isinstance(msg, dict) and isinstance(msg.get("role"), str), (
+            f"message {i} is {msg!r:.80}, not a message dict: append dicts like "
+            "{'role': 'assistant', 'content': reply.content} (with 'tool_calls' when the "
+            "reply has them), not the reply object itself")
+        calls = msg.get("tool_calls")
+        assert calls is None or (isinstance(calls, list) and all(
+            isinstance(c, dict) and "id" in c and isinstance(c.get("function"), dict)
+            for c in calls)), (
+            f"message {i} has tool_calls {calls!r:.80}: copy reply.tool_calls as they are")
+
+
 def _answers(messages: list[dict], call_id: str) -> list[dict]:
     return [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
+
+
+def _answer(messages: list[dict], call_id: str, name: str) -> str:
+    """The one tool message for ``call_id``, or a hint that there is none."""
+    found = _answers(messages, call_id)
+    assert found, (
+        f"the model called {name} ({call_id}), but no tool message answers it: keep asking "
+        "the model until a reply has no tool calls, and answer every call it makes")
+    return str(found[0].get("content"))
 
 
 def _check_every_call_answered(messages: list[dict]) -> None:
@@ -35,8 +59,9 @@ def _check_every_call_answered(messages: list[dict]) -> None:
         for k, call in enumerate(calls):
             found = _answers(messages, call["id"])
             assert len(found) == 1, (
-                f"tool call {call['id']} ({call['function']['name']}) got {len(found)} tool "
-                "messages; every call needs exactly one, even an unknown tool or a tool that fails")
+                f"tool call {call['id']} ({call['function'].get('name')}) got {len(found)} "
+                "tool messages; every call needs exactly one, even an unknown tool or a tool "
+                "that fails")
             after = messages[i + 1 + k] if i + 1 + k < len(messages) else {}
             assert after.get("tool_call_id") == call["id"], (
                 f"the tool message for {call['id']} is not where it belongs: put the answers "
@@ -52,26 +77,39 @@ def _run(run_loop: Callable, model: ScriptedModel, functions: dict, schemas: lis
             f"your loop asked the model more often than it should ({len(model.requests)} "
             f"requests, max_turns={max_turns}): stop when a reply has no tool calls, and "
             "after max_turns requests") from None
-    assert isinstance(messages, list), f"run_loop should return the messages, got {messages!r}"
+    _check_shape(messages)
     return messages
+
+
+def _said(what: str, got: str, want: str) -> None:
+    assert got.strip() == want, (
+        f"{what} was answered {got!r}; the exercise asks for exactly {want!r}")
 
 
 @check
 def check_run_loop(run_loop: Callable) -> str:
     """Judge ``run_loop(model, functions, schemas, task, max_turns) -> messages``."""
-    code = secrets.token_hex(4)
+    code, word = secrets.token_hex(4), secrets.token_hex(3)
 
     def fetch_code() -> str:
         return code
 
+    def echo(text: str) -> str:
+        return f"echo: {text}"
+
     def explode() -> str:
         raise RuntimeError("the disk is on fire")
 
-    functions = {"fetch_code": fetch_code, "explode": explode}
-    schemas = [_schema("fetch_code", "Fetch the code."), _schema("explode", "Always fails.")]
+    functions = {"fetch_code": fetch_code, "echo": echo, "explode": explode}
+    schemas = [_schema("fetch_code", "Fetch the code."), _schema("explode", "Always fails."),
+               {"type": "function", "function": {
+                   "name": "echo", "description": "Say the text back.",
+                   "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
+                                  "required": ["text"], "additionalProperties": False}}}]
     model = ScriptedModel([
         parallel(tool_call("fetch_code", id="call_a"),
-                 tool_call("teleport", where="moon", id="call_b")),
+                 tool_call("teleport", where="moon", id="call_b"),
+                 tool_call("echo", text=word, id="call_d")),
         tool_call("explode", id="call_c"),
         lambda messages: say("Done."),
         say("a reply the loop should never ask for"),
@@ -84,21 +122,22 @@ def check_run_loop(run_loop: Callable) -> str:
     first_user = next((m for m in messages if m.get("role") == "user"), {})
     assert first_user.get("content") == TASK, "the task should be the first user message"
     _check_every_call_answered(messages)
-    assert _answers(messages, "call_a")[0]["content"] == code, (
+    assert _answer(messages, "call_a", "fetch_code") == code, (
         "the tool message for fetch_code should hold exactly what the function returned")
-    assert "error" in _answers(messages, "call_b")[0]["content"].lower(), (
-        "a call to an unknown tool ('teleport') should be answered with an error message "
-        "that says so, e.g. \"Error: unknown tool 'teleport'\"")
-    failed = _answers(messages, "call_c")[0]["content"]
-    assert "error" in failed.lower() and "the disk is on fire" in failed, (
-        f"when a tool raises, answer with the error and its reason (got {failed!r}), "
-        "e.g. \"Error: RuntimeError: the disk is on fire\"")
+    echoed = _answer(messages, "call_d", "echo")
+    assert echoed == f"echo: {word}", (
+        f"echo(text={word!r}) was answered {echoed!r}: call the function with the call's "
+        "arguments, json.loads(call['function']['arguments']), as keyword arguments")
+    _said("the call to the unknown tool 'teleport'", _answer(messages, "call_b", "teleport"),
+          "Error: unknown tool 'teleport'")
+    _said("the call to explode, which raised RuntimeError('the disk is on fire'),",
+          _answer(messages, "call_c", "explode"), "Error: RuntimeError: the disk is on fire")
     assert len(model.requests) > 1 and any(
         m.get("content") == code for m in model.requests[1]["messages"]), (
         "the second request should carry the tool results: append them to messages")
     assert len(model.requests) == 3, (
         f"the model answered on request 3, but your loop made {len(model.requests)} requests")
-    last = messages[-1]
+    last = messages[-1] if messages else {}
     assert last.get("role") == "assistant" and last.get("content") == "Done.", (
         "the final answer should be the last message")
     empty = [m for m in messages if "tool_calls" in m and not m["tool_calls"]]
@@ -127,11 +166,12 @@ def _record(order_id: str, status: str) -> dict:
 def check_answer_undelivered(answer_undelivered: Callable) -> str:
     """Judge a scripted step that names the orders of the last round not yet delivered."""
     rng = random.SystemRandom()
-    ids = [f"ORD-{n}" for n in rng.sample(range(2000, 9999), 5)]
+    ids = [f"ORD-{n}" for n in rng.sample(range(2000, 9999), 6)]
     statuses = ["delivered", rng.choice(["packed", "shipped", "delayed"]), "delivered",
-                rng.choice(["out for delivery", "at the depot"])]
+                "out for delivery"]  # "deliver" is in it, but it is not delivered
     records = {i: _record(i, s) for i, s in zip(ids[:4], statuses, strict=True)}
     records[ids[4]] = _record(ids[4], "delivered")
+    records[ids[5]] = _record(ids[5], rng.choice(["packed", "at the depot"]))
 
     @tool
     def read_record(order_id: str) -> str:
@@ -141,13 +181,14 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
     @tool
     def list_orders() -> str:
         """List the open order ids."""
-        return json.dumps(ids[:4])
+        return json.dumps(ids)
 
-    def run(calls: list[str]) -> tuple[str | None, str]:
+    def run(*rounds: list[str]) -> str:
+        """List the orders, read each round's records (one call each), then your answer."""
         model = ScriptedModel([
             tool_call("list_orders", id="call_0"),
-            parallel(*(tool_call("read_record", order_id=i, id=f"call_{k}")
-                       for k, i in enumerate(calls, 1))),
+            *(parallel(*(tool_call("read_record", order_id=i, id=f"call_{n}_{k}")
+                         for k, i in enumerate(calls, 1))) for n, calls in enumerate(rounds, 1)),
             answer_undelivered,
         ])
         result = Agent(model, [read_record, list_orders]).run("Which orders are on the way?")
@@ -156,9 +197,11 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
         assert result.outcome == "completed", (
             f"the run ended with {result.outcome!r} ({result.error}); your step should return "
             "an answer without tool calls: say('...')")
-        return result.final, result.messages[-1].get("content") or ""
+        assert isinstance(result.final, str) and result.final.strip(), (
+            f"your answer is {result.final!r}: say(...) the answer as text")
+        return result.final
 
-    final, _ = run(ids[:4])
+    final = run(ids[:4])
     for order_id in ids[:4]:
         status = records[order_id]["status"]
         if status == "delivered":
@@ -167,10 +210,15 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
         else:
             assert order_id in final and status in final, (
                 f"{order_id} is '{status}' in the tool output, but your answer does not say "
-                f"so: {final!r}")
-    final, _ = run([ids[0], ids[2], ids[4]])
+                f"so: {final!r}. Compare the status with \"delivered\" exactly: "
+                "\"out for delivery\" is not delivered")
+    earlier = [ids[5], ids[3]]
+    final = run(earlier, [ids[0], ids[2], ids[4]])
     named = [i for i in ids if i in final]
-    assert final.strip() and not named, (
-        f"when every order of the last round is delivered, answer without naming any "
-        f"(your answer named {named}): {final!r}")
+    assert not set(named) & set(earlier), (
+        f"your answer names {named}, read in an earlier round; read only the tool messages "
+        f"after the last assistant message: {final!r}")
+    assert not named and "delivered" in final.lower(), (
+        f"every order of the last round is delivered: say so (\"All of these orders have "
+        f"been delivered.\"), naming none; your answer: {final!r}")
     return "your answers were built from the records the tool really returned"
