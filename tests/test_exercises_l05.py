@@ -52,6 +52,31 @@ def test_plan_reminder_check_rejects_firing_one_round_late():
     assert check_plan_reminder(OneLate) is False
 
 
+def test_plan_reminder_check_rejects_firing_on_the_round_that_updated_the_plan():
+    class CountsFirst:
+        def __init__(self, after=3):
+            self.after, self.rounds = after, 0
+
+        def after_round(self, tool_names, plan_updated):
+            self.rounds += 1
+            if self.rounds >= self.after:
+                self.rounds = 0
+                return "update your plan"
+            if plan_updated:
+                self.rounds = 0
+            return None
+
+    assert check_plan_reminder(CountsFirst) is False
+
+
+def test_plan_reminder_check_rejects_a_hard_coded_three():
+    class AlwaysThree(l05.PlanReminder):
+        def __init__(self, after=3):
+            super().__init__(3)
+
+    assert check_plan_reminder(AlwaysThree) is False
+
+
 def test_choose_tool_choice_check_accepts_the_reference():
     assert check_choose_tool_choice(l05.choose_tool_choice) is True
 
@@ -70,6 +95,66 @@ def test_choose_tool_choice_check_rejects_a_delegation_test_on_the_whole_round()
         return forced("todo_write") if forced_now else "auto"
 
     assert check_choose_tool_choice(only_a_lone_delegation) is False
+
+
+def test_choose_tool_choice_check_rejects_looking_only_at_the_last_tool_of_the_round(capsys):
+    def last_tool(turn, plan_first, last_round_tools):
+        delegated = bool(last_round_tools) and last_round_tools[-1] == "delegate_task"
+        return forced("todo_write") if (turn == 1 and plan_first) or delegated else "auto"
+
+    assert check_choose_tool_choice(last_tool) is False
+    assert "['delegate_task', 'read_file']" in capsys.readouterr().out
+
+
+def test_choose_tool_choice_check_rejects_no_forcing_when_the_plan_was_also_written():
+    def plan_written(turn, plan_first, last_round_tools):
+        if "todo_write" in last_round_tools:
+            return "auto"
+        return l05.choose_tool_choice(turn, plan_first, last_round_tools)
+
+    assert check_choose_tool_choice(plan_written) is False
+
+
+def test_choose_tool_choice_check_rejects_the_tool_name_instead_of_the_forced_choice():
+    def name_only(turn, plan_first, last_round_tools):
+        choice = l05.choose_tool_choice(turn, plan_first, last_round_tools)
+        return "todo_write" if choice != "auto" else "auto"
+
+    assert check_choose_tool_choice(name_only) is False
+
+
+SINGULAR_WORDS = re.compile(
+    r"(?<![a-z])(?:todo|to-do|task\s+list|then|finally|and\s+summari[sz]e)(?![a-z])",
+    re.IGNORECASE)
+
+
+def test_wants_plan_check_rejects_a_rule_without_the_plurals(capsys):
+    assert check_wants_plan(lambda task: SINGULAR_WORDS.search(task) is not None) is False
+    assert "todos" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_two_word_phrases_with_one_space_only(capsys):
+    one_space = re.compile(l05.PLAN_WORDS.pattern.replace(r"\s+", " "), re.IGNORECASE)
+    assert check_wants_plan(lambda task: one_space.search(task) is not None) is False
+    assert "white space" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_to_do_with_a_space(capsys):
+    spaced = re.compile(l05.PLAN_WORDS.pattern.replace("to-dos?", "to[- ]dos?"), re.IGNORECASE)
+    assert check_wants_plan(lambda task: spaced.search(task) is not None) is False
+    assert "'to do' is not 'to-do'" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_a_word_start_match_only(capsys):
+    starts = re.compile(r"\b(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)",
+                        re.IGNORECASE)
+    assert check_wants_plan(lambda task: starts.search(task) is not None) is False
+
+
+def test_wants_plan_check_accepts_a_rule_written_with_word_boundaries():
+    bounded = re.compile(r"\b(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)\b",
+                         re.IGNORECASE)
+    assert check_wants_plan(lambda task: bounded.search(task) is not None) is True
 
 
 def test_wants_plan_check_accepts_the_reference():

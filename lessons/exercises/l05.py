@@ -55,6 +55,8 @@ POLICY_CASES = [  # (turn, plan_first, last_round_tools, expected)
     (2, False, ["delegate_task"], forced("todo_write")),
     (5, True, ["search_docs", "delegate_task"], forced("todo_write")),
     (6, False, ["delegate_task", "delegate_task"], forced("todo_write")),
+    (3, False, ["delegate_task", "read_file"], forced("todo_write")),
+    (2, True, ["todo_write", "delegate_task"], forced("todo_write")),
     (3, False, ["read_file"], "auto"),
     (4, True, [], "auto"),
 ]
@@ -71,6 +73,7 @@ def check_choose_tool_choice(choose_tool_choice: Callable) -> str:
     return f"all {len(POLICY_CASES)} cases match the harness's policy."
 
 
+ANY_SPACE = "allow any white space between the two words (\\s+ in a regex)"
 PLAN_TASKS = [  # (task, does it ask for steps?, why, for a wrong answer)
     ("Make a todo list for the returns audit.", True, "it says 'todo'"),
     ("TODO: check ORD-1003 and write a note.", True,
@@ -99,6 +102,24 @@ PLAN_TASKS = [  # (task, does it ask for steps?, why, for a wrong answer)
      "'summarize' alone is one step; only 'and summarize' adds a step to other work"),
     ("Finalize the reply to Ada.", False, "'finalize' is not 'finally'"),
     ("List the tasks in the README.", False, "'tasks' is not 'task list'"),
+    ("Write the todos for the returns audit.", True, "'todos' is on the list too: todo and todos"),
+    ("Update my To-Dos for Monday.", True, "'to-dos' is on the list too, in any capitalisation"),
+    ("Merge the two task lists.", True, "'task lists' is on the list too"),
+    ("Make a task\tlist for the claims.", True,
+     "a tab is white space too: " + ANY_SPACE),
+    ("Read docs/faq.md and\nsummarize it.", True,
+     "a line break is white space too: " + ANY_SPACE),
+    ("Give me a task  list, please.", True,
+     "two spaces are white space too: " + ANY_SPACE),
+    ("Sync the tasklist with the board.", False,
+     "'tasklist' is one word: 'task list' has white space between its words"),
+    ("Open the todoist export.", False,
+     "'todo' inside 'todoist' is not the word todo: match whole words only"),
+    ("Tell me what to do about ORD-1003.", False, "'to do' is not 'to-do'"),
+    ("Ship the reply to Athens.", False,
+     "'then' inside 'Athens' is not the word then: match whole words only"),
+    ("Ada read the policy and summarized it.", False,
+     "'summarized' is not 'summarize': match whole words only"),
 ]
 
 
@@ -114,7 +135,8 @@ def check_wants_plan(wants_plan: Callable[[str], bool]) -> str:
             raise AssertionError(f"wants_plan({task!r}) returned {got}, expected {expected}: "
                                  f"{why}")
     shown = []
-    for task in (PLAN_TASKS[4][0], PLAN_TASKS[9][0]):
+    for task in ("Read the shipping policy, then check ORD-1003.",
+                 "What is the return window for opened headphones?"):
         model = ScriptedModel([
             tool_call("todo_write", todos=[{"content": "Answer", "status": "completed"}]),
             say("Done."),
