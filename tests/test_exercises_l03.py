@@ -123,3 +123,50 @@ def test_research_permissions_check_rejects_a_table_that_allows_unlisted_tools()
         return Permissions(good.rules, default="allow", approve=good.approve)
 
     assert check_research_permissions(default_allow) is False
+
+
+def test_research_permissions_check_rejects_an_approver_without_the_slash(capsys):
+    def no_slash() -> Permissions:
+        return _table(lambda name, args: posixpath.normpath(args["path"]).startswith("notes"))
+
+    assert check_research_permissions(no_slash) is False
+    assert "notes_backup/x.md: should be refused" in capsys.readouterr().out
+
+
+def test_research_permissions_check_rejects_an_approver_that_looks_for_notes_anywhere(capsys):
+    def anywhere() -> Permissions:
+        return _table(lambda name, args: "notes/" in posixpath.normpath(args["path"]))
+
+    assert check_research_permissions(anywhere) is False
+    assert "src/notes/x.md: should be refused" in capsys.readouterr().out
+
+
+def test_research_permissions_check_rejects_an_approver_that_refuses_dot_slash_notes(capsys):
+    def no_normalising() -> Permissions:
+        return _table(lambda name, args: args["path"].startswith("notes/")
+                      and ".." not in args["path"])
+
+    assert check_research_permissions(no_normalising) is False
+    assert "./notes/dot.md: should run" in capsys.readouterr().out
+
+
+def test_notes_only_check_rejects_a_hook_that_looks_for_notes_anywhere(capsys):
+    def anywhere(event):
+        path = event.get("writes")
+        if path is None or "notes/" in posixpath.normpath(path):
+            return None
+        return "Blocked: write only inside notes/."
+
+    assert check_notes_only(anywhere) is False
+    assert "src/notes/x.md ran" in capsys.readouterr().out
+
+
+def test_notes_only_check_rejects_a_hook_that_blocks_dot_slash_notes(capsys):
+    def no_normalising(event):
+        path = event.get("writes")
+        if path is None or (path.startswith("notes/") and ".." not in path):
+            return None
+        return "Blocked: write only inside notes/."
+
+    assert check_notes_only(no_normalising) is False
+    assert "./notes/dot.md is inside notes/ but did not run" in capsys.readouterr().out

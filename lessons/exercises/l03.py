@@ -76,6 +76,11 @@ NOTES_CASES = [  # (label, call, allowed, the hint if it ran anyway)
     ("write_file notes_backup/x.md",
      tool_call("write_file", path="notes_backup/x.md", content="x"), False,
      " (compare with 'notes/', slash included)"),
+    ("write_file src/notes/x.md",
+     tool_call("write_file", path="src/notes/x.md", content="x"), False,
+     " (the path must start with notes/, not just contain it)"),
+    ("write_file ./notes/dot.md",
+     tool_call("write_file", path="./notes/dot.md", content="inside\n"), True, ""),
     ("edit_file docs/policies/returns.md",
      tool_call("edit_file", path="docs/policies/returns.md", old="30 days", new="300 days"),
      False, ". A hook that looks only at write_file lets edit_file through: read "
@@ -155,7 +160,7 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
                 "truthy answer can never approve by accident. Return True or False")
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(tmp)
-        pricing = ws.read_file("src/pricing.py")
+        pricing, src_files = ws.read_file("src/pricing.py"), ws.list_files("src/**/*.*")
         cases = [
             ("read docs/faq.md", tool_call("read_file", path="docs/faq.md"), True),
             ("write notes/summary.md", tool_call("write_file", path="notes/summary.md",
@@ -168,6 +173,12 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
                                               old="def apply_discount", new="def broken"), False),
             ("write notes/../src/hack.py", tool_call("write_file", path="notes/../src/hack.py",
                                                      content="x"), False),
+            ("write notes_backup/x.md", tool_call("write_file", path="notes_backup/x.md",
+                                                  content="x"), False),
+            ("write src/notes/x.md", tool_call("write_file", path="src/notes/x.md",
+                                               content="x"), False),
+            ("write ./notes/dot.md", tool_call("write_file", path="./notes/dot.md",
+                                               content="x"), True),
             ("run the shell", tool_call("run_shell", command="echo hello"), False),
         ]
         outputs = _run(ws, [c for _, c, _ in cases], permissions=perms)
@@ -175,14 +186,19 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
             if allowed and not ran:
                 raise AssertionError(f"{label}: should run, but the model read {output!r}")
             if not allowed and ran:
-                hint = (" (normalise the path first: posixpath.normpath)"
-                        if ".." in label else "")
+                hint = {"notes/..": " (normalise the path first: posixpath.normpath)",
+                        "notes_backup": " (compare with 'notes/', slash included)",
+                        "src/notes": " (the path must start with notes/, not just contain it)",
+                        }
+                hint = next((h for k, h in hint.items() if k in label), "")
                 raise AssertionError(f"{label}: should be refused, but it ran ({output!r})"
                                      f"{hint}")
         if ws.read_file("notes/summary.md") != "Returns: thirty days unopened.\n":
             raise AssertionError("notes/summary.md does not hold the written and edited text")
-        if ws.read_file("src/pricing.py") != pricing or ws.list_files("src/hack.py") != \
-                "No files match 'src/hack.py'.":
+        if ws.read_file("src/pricing.py") != pricing or ws.list_files("src/**/*.*") != \
+                src_files:
             raise AssertionError("a file under src/ was changed")
+        if ws.list_files("notes_backup/*") != "No files match 'notes_backup/*'.":
+            raise AssertionError("a file in notes_backup/ was written")
     return ("reads ran, writes and edits in notes/ were approved, src/ and the shell "
             "were refused.")
