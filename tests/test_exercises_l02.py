@@ -54,6 +54,51 @@ def test_convert_temperature_check_rejects_a_wrong_kelvin_offset():
     assert check_convert_temperature(convert_temperature) is False
 
 
+Unit = Literal["fahrenheit", "kelvin"]
+
+
+def _documented(fn):
+    """``fn`` as a tool, with a docstring that describes both parameters."""
+    fn.__doc__ = """Convert a temperature in degrees Celsius.
+
+    Args:
+        celsius: degrees Celsius.
+        to: the unit to convert to.
+    """
+    return tool(fn)
+
+
+def test_convert_temperature_check_rejects_a_unit_with_a_default(capsys):
+    def convert_temperature(celsius: float, to: Unit = "fahrenheit") -> float:
+        return solution.convert_temperature.fn(celsius, to)
+
+    assert check_convert_temperature(_documented(convert_temperature)) is False
+    assert "both parameters should be required" in capsys.readouterr().out
+
+
+def test_convert_temperature_check_rejects_whole_degrees_only(capsys):
+    def convert_temperature(celsius: int, to: Unit) -> float:
+        return solution.convert_temperature.fn(celsius, to)
+
+    assert check_convert_temperature(_documented(convert_temperature)) is False
+    assert "annotate it as float" in capsys.readouterr().out
+
+
+def test_convert_temperature_check_rejects_a_result_rounded_to_one_decimal():
+    def convert_temperature(celsius: float, to: Unit) -> float:
+        return round(solution.convert_temperature.fn(celsius, to), 1)
+
+    assert check_convert_temperature(_documented(convert_temperature)) is False
+
+
+def test_convert_temperature_check_rejects_the_number_with_its_unit_as_text(capsys):
+    def convert_temperature(celsius: float, to: Unit) -> str:
+        return f"{solution.convert_temperature.fn(celsius, to):.2f} {to}"
+
+    assert check_convert_temperature(_documented(convert_temperature)) is False
+    assert "return the number itself" in capsys.readouterr().out
+
+
 def test_confine_check_accepts_the_reference():
     assert check_confine(solution.confine) is True
 
@@ -85,3 +130,43 @@ def test_confine_check_rejects_normpath_without_resolving_symlinks():
         return real
 
     assert check_confine(normpath_only) is False
+
+
+def test_confine_check_rejects_returning_the_joined_path_instead_of_the_real_one(capsys):
+    def joined(root, path):
+        solution.confine(root, path)  # the right test...
+        return Path(root) / path      # ...but not the path it tested
+
+    assert check_confine(joined) is False
+    assert "not the path joined to the root" in capsys.readouterr().out
+
+
+def test_confine_check_rejects_returning_the_path_relative_to_the_root():
+    def relative(root, path):
+        return solution.confine(root, path).relative_to(Path(root).resolve())
+
+    assert check_confine(relative) is False
+
+
+def test_confine_check_rejects_a_confine_that_needs_the_file_to_exist():
+    def strict(root, path):
+        real = (Path(root).resolve() / path).resolve(strict=True)
+        if not real.is_relative_to(Path(root).resolve()):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(strict) is False
+
+
+def test_confine_check_rejects_returning_none_instead_of_raising():
+    def quiet(root, path):
+        try:
+            return solution.confine(root, path)
+        except ValueError:
+            return None
+
+    assert check_confine(quiet) is False
+
+
+def test_confine_check_accepts_the_real_path_as_text():
+    assert check_confine(lambda root, path: str(solution.confine(root, path))) is True

@@ -108,11 +108,14 @@ def check_confine(confine: Callable) -> str:
         for path, want in (("notes/a.md", real / "notes" / "a.md"),
                            ("notes/new.md", real / "notes" / "new.md"),
                            ("notes/../notes/a.md", real / "notes" / "a.md"),
-                           *((("shortcut/a.md", real / "notes" / "a.md"),) if links else ())):
+                           ("./notes//a.md", real / "notes" / "a.md"),
+                           *((("shortcut/a.md", real / "notes" / "a.md"),
+                              ("shortcut/new.md", real / "notes" / "new.md")) if links else ())):
             got = confine(root, path)
-            assert got is not None and Path(got).resolve() == want, (
+            assert isinstance(got, (str, Path)) and Path(got) == want, (
                 f"confine(root, {path!r}) returned {got!r}; expected the real path "
-                f"root/{want.relative_to(real).as_posix()}")
+                f"{want} (root/{want.relative_to(real).as_posix()}): return the resolved "
+                "path you checked, not the path joined to the root")
         for path, why in (("../outside/secret.txt", "'..' climbs out of the root"),
                           ("notes/../../outside/secret.txt", "'..' climbs out of the root"),
                           (str(outside / "secret.txt"), "an absolute path leads outside"),
