@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -73,3 +74,71 @@ def test_build_subagent_request_check_rejects_the_parents_history():
         return [*parent_messages, {"role": "user", "content": task}]
 
     assert check_build_subagent_request(forwards_history) is False
+
+
+def test_write_task_check_rejects_dumping_the_whole_conversation(capsys):
+    def dump(messages):
+        return json.dumps(messages)
+
+    assert check_write_task(dump) is False
+    assert "the parent's system prompt" in capsys.readouterr().out
+
+
+def test_write_task_check_rejects_pasting_the_search_result_under_the_question(capsys):
+    def question_and_search(messages):
+        return f"{messages[1]['content']}\n\nWhat the search found:\n{messages[-1]['content']}"
+
+    assert check_write_task(question_and_search) is False
+    assert "the whole search result" in capsys.readouterr().out
+
+
+def test_write_task_check_rejects_the_path_with_the_query_instead_of_the_question():
+    def query_not_question(messages):
+        query = json.loads(messages[2]["tool_calls"][0]["function"]["arguments"])["query"]
+        path = messages[-1]["content"].splitlines()[0].split(":")[0]
+        return f"Read {path} and answer: {query}"
+
+    assert check_write_task(query_not_question) is False
+
+
+def test_write_task_check_accepts_the_path_with_its_line_number():
+    def with_line(messages):
+        where = messages[-1]["content"].splitlines()[0]
+        return f"A customer asks: {messages[1]['content']}\nRead {where} and quote the rule."
+
+    assert check_write_task(with_line) is True
+
+
+def test_build_subagent_request_check_says_the_system_prompt_is_missing(capsys):
+    def task_only(parent_messages, task):
+        return [{"role": "user", "content": task}]
+
+    assert check_build_subagent_request(task_only) is False
+    out = capsys.readouterr().out
+    assert "system prompt is missing" in out and "parent's history" not in out
+
+
+def test_build_subagent_request_check_rejects_the_customer_question_before_the_task(capsys):
+    def with_question(parent_messages, task):
+        return [solution.build_subagent_request(parent_messages, task)[0], parent_messages[1],
+                {"role": "user", "content": task}]
+
+    assert check_build_subagent_request(with_question) is False
+    assert "None of the parent's history" in capsys.readouterr().out
+
+
+def test_build_subagent_request_check_rejects_a_task_with_a_prefix(capsys):
+    def prefixed(parent_messages, task):
+        system, _ = solution.build_subagent_request(parent_messages, task)
+        return [system, {"role": "user", "content": f"Task: {task}"}]
+
+    assert check_build_subagent_request(prefixed) is False
+    assert "the task text exactly" in capsys.readouterr().out
+
+
+def test_build_subagent_request_check_rejects_the_task_as_a_system_message():
+    def as_system(parent_messages, task):
+        system, _ = solution.build_subagent_request(parent_messages, task)
+        return [system, {"role": "system", "content": task}]
+
+    assert check_build_subagent_request(as_system) is False

@@ -103,6 +103,7 @@ def _scripted_parent(case: dict, write_task: Callable[[list[dict]], str], box: d
         if turn == 0:
             return tool_call("search_docs", query=case["search"], max_results=2, id="call_1")
         if turn == 1:
+            box["messages"] = copy.deepcopy(messages)
             try:
                 box["task"] = write_task(copy.deepcopy(messages))
             except Exception as exc:  # re-raised by the check, outside the run
@@ -124,9 +125,28 @@ def _one_script(parent: Callable[[list[dict]], dict]) -> Callable[[list[dict]], 
     return step
 
 
-def _judge_delegation(case: dict, task: object, result: RunResult) -> None:
+def _carried_over(task: str, messages: list[dict]) -> str | None:
+    """What of the parent's conversation the task carries as it is, if anything: the
+    parent's system prompt, or every passage of the search result."""
+    if messages[0]["content"].strip() in task:
+        return "the parent's system prompt"
+    found = messages[-1]["content"]
+    passages = [line for line in found.splitlines()
+                if line.strip() and not re.fullmatch(r"[\w./-]+\.md:\d+", line.strip())]
+    if passages and all(line in task for line in passages):
+        return "the whole search result, every passage of it"
+    return None
+
+
+def _judge_delegation(case: dict, task: object, result: RunResult, parent: list[dict]) -> None:
     assert isinstance(task, str) and task.strip(), (
         f"write_task must return the task as a non-empty string, not {task!r}")
+    carried = _carried_over(task, parent)
+    assert carried is None, (
+        f"your task carries {carried} ({len(task)} characters). The sub-agent starts from "
+        "a fresh context so that the parent's conversation stays out of it: write only "
+        "what it needs to act, the customer's question and the path the search found. "
+        "It reads the policy itself")
     assert result.delegations, f"no delegation happened (outcome {result.outcome})"
     reads = [e.arguments["path"] for e in result.events
              if e.type == "tool_call" and e.depth == 1 and e.tool_name == "read_file"]
@@ -164,7 +184,7 @@ def check_write_task(write_task: Callable[[list[dict]], str]) -> str:
             result = agent.run(case["question"])
             if "error" in box:
                 raise box["error"]
-            _judge_delegation(case, box.get("task"), result)
+            _judge_delegation(case, box.get("task"), result, box.get("messages") or [])
     return ("for two customers made up just now, the sub-agent read the policy the search "
             "found and the customer's order, from your task text alone, and quoted the "
             "section that fits the item.")
@@ -200,14 +220,25 @@ def check_build_subagent_request(build_subagent_request: Callable[[list[dict], s
                  "Quote the refund rule in docs/policies/returns.md."):
         parent_messages, sent = _delegating_run(task)
         mine = build_subagent_request(copy.deepcopy(parent_messages), task)
-        assert isinstance(mine, list), f"return a list of message dicts, not {type(mine).__name__}"
-        assert len(mine) == len(sent), (
-            f"the sub-agent's first request has {len(sent)} messages; yours has {len(mine)}. "
-            "None of the parent's history goes to the sub-agent.")
-        shown = str(mine[0].get("content"))[:60] if isinstance(mine[0], dict) else mine[0]
-        assert mine[0] == sent[0], ("the first message differs: the sub-agent gets its own "
-                                    "system prompt (harness.subagent.SUBAGENT_SYSTEM), yours "
-                                    f"starts {shown!r}")
-        assert mine[1] == sent[1], (f"the second message should be the task as a user message; "
-                                    f"yours is {mine[1]!r}")
+        assert isinstance(mine, list) and all(isinstance(m, dict) for m in mine), (
+            f"return a list of message dicts, not {mine!r:.80}")
+        system, user = sent
+        if system not in mine:
+            shown = str(mine[0].get("content"))[:60] if mine else "nothing"
+            raise AssertionError(
+                "the sub-agent's own system prompt is missing: its first message is "
+                "{'role': 'system', 'content': SUBAGENT_SYSTEM} (harness.subagent); yours "
+                f"starts with {mine[0].get('role') if mine else 'no message'} {shown!r}")
+        assert mine[0] == system, (
+            "the sub-agent's system prompt should be the first message, before the task")
+        history = [m for m in mine if m in parent_messages and m not in sent]
+        assert not history, (
+            f"the sub-agent's first request has {len(sent)} messages; yours has {len(mine)}, "
+            f"with the parent's {', '.join(str(m.get('role')) for m in history)}. None of the "
+            "parent's history goes to the sub-agent: only its own system prompt and the task")
+        assert user in mine, (
+            f"the task is missing: the second message is {{'role': 'user', 'content': task}}, "
+            f"the task text exactly; yours are {mine!r:.200}")
+        assert mine == sent, (f"send exactly two messages, the system prompt and then the task; "
+                              f"yours are {mine!r:.200}")
     return "your messages match the sub-agent's real first request, for two different tasks."
