@@ -70,6 +70,43 @@ def test_make_model_check_rejects_an_unknown_preset_error_without_the_names():
     assert check_make_model(terse) is False
 
 
+def _unknown_raises(exc_type, message):
+    def make_model(preset: str) -> dict:
+        if preset.lower() not in solution.PRESETS:
+            raise exc_type(message)
+        return solution.make_model(preset)
+
+    return make_model
+
+
+def test_make_model_check_rejects_an_error_that_names_four_of_the_five_presets(capsys):
+    four = _unknown_raises(ValueError, "unknown preset; known: openai, deepseek, glm, ollama")
+    assert check_make_model(four) is False
+    assert "leaves out vllm" in capsys.readouterr().out
+
+
+def test_make_model_check_rejects_a_key_error_for_an_unknown_preset(capsys):
+    key_error = _unknown_raises(KeyError, "no-such-provider: openai, deepseek, glm, ollama, vllm")
+    assert check_make_model(key_error) is False
+    assert "raise ValueError" in capsys.readouterr().out
+
+
+def test_make_model_check_rejects_none_for_an_unknown_preset():
+    def quiet(preset: str):
+        return solution.make_model(preset) if preset.lower() in solution.PRESETS else None
+
+    assert check_make_model(quiet) is False
+
+
+def test_make_model_check_rejects_the_openai_url_written_out(capsys):
+    def explicit_url(preset: str) -> dict:
+        got = solution.make_model(preset)
+        return {**got, "base_url": got["base_url"] or "https://api.openai.com/v1"}
+
+    assert check_make_model(explicit_url) is False
+    assert "base_url should be None" in capsys.readouterr().out
+
+
 def test_replay_check_accepts_the_reference():
     assert check_replay(solution.replay) is True
 
@@ -120,3 +157,23 @@ def test_replay_check_rejects_a_replay_with_the_default_system_prompt():
         return Agent(ScriptedModel.from_run(path), tools).run(task, call_log=log)
 
     assert check_replay(default_system) is False
+
+
+def test_replay_check_rejects_a_replay_that_goes_on_with_the_recorded_conversation():
+    def continues(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task, messages=RunResult.load(path).messages,
+                         call_log=CallLog.from_run(path))
+
+    assert check_replay(continues) is False
+
+
+def test_replay_check_rejects_a_replay_that_stops_before_the_end(capsys):
+    def short(path: Path, tools: list[Tool]) -> RunResult:
+        recorded = RunResult.load(path)
+        agent = Agent(ScriptedModel.from_run(path), tools, max_turns=2,
+                      system=recorded.messages[0]["content"])
+        return agent.run(recorded.messages[1]["content"], call_log=CallLog.from_run(path))
+
+    assert check_replay(short) is False
+    assert "messages" in capsys.readouterr().out

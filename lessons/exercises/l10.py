@@ -64,9 +64,14 @@ def check_make_model(make_model: Callable[[str], dict]) -> str:
                     api_key="placeholder-key" if got["needs_key"] else None)
     try:
         make_model("no-such-provider")
-    except (ValueError, KeyError) as exc:
-        assert "ollama" in str(exc).lower(), (
-            f"the error for an unknown preset should list the known ones; it says: {exc}")
+    except ValueError as exc:
+        missing = [name for name in PRESETS if name not in str(exc).lower()]
+        assert not missing, (
+            f"the error for an unknown preset should list every known one; it leaves out "
+            f"{', '.join(missing)}: {exc}")
+    except KeyError as exc:
+        raise AssertionError(f"make_model('no-such-provider') raised KeyError ({exc}); raise "
+                             "ValueError, with a message that lists the presets") from None
     else:
         raise AssertionError("make_model('no-such-provider') should raise ValueError, naming "
                              "the presets it knows")
