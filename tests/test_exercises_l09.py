@@ -18,11 +18,11 @@ def test_cites_real_policy_check_accepts_the_reference():
     assert check_cites_real_policy(solution.cites_real_policy) is True
 
 
-def _hook(rule):
+def _hook(rule, citation=solution.CITATION):
     """A stop hook factory that refuses with ``rule(ws, path, line)``'s reason, if any."""
     def make(ws: Workspace):
         def hook(event: Event):
-            found = solution.CITATION.findall(event.final or "")
+            found = citation.findall(event.final or "")
             if not found:
                 return "no citation"
             for path, line in found:
@@ -106,6 +106,34 @@ def test_cites_real_policy_check_rejects_a_hook_that_refuses_every_answer():
     assert check_cites_real_policy(lambda ws: lambda event: "check your sources") is False
 
 
+def _real_line(ws, path, line):
+    try:
+        lines = ws.read_file(path).splitlines()
+    except ValueError:
+        return "names no file"
+    return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
+
+
+def test_cites_real_policy_check_accepts_the_rule_written_with_the_test_helper():
+    assert check_cites_real_policy(_hook(_real_line)) is True
+
+
+def test_cites_real_policy_check_rejects_a_last_line_counted_out(capsys):
+    def one_short(ws, path, line):  # tests line < len(lines): the last line counted out
+        reason = _real_line(ws, path, line)
+        if reason is None and line == len(ws.read_file(path).splitlines()):
+            return "is past the end"
+        return reason
+
+    assert check_cites_real_policy(_hook(one_short)) is False
+    assert "a real line" in capsys.readouterr().out
+
+
+def test_cites_real_policy_check_rejects_paths_without_dashes():
+    narrow = solution.re.compile(r"([\w./]+\.md):(\d+)")  # cuts gift-cards.md to cards.md
+    assert check_cites_real_policy(_hook(_real_line, citation=narrow)) is False
+
+
 def test_order_tools_check_accepts_the_reference():
     assert check_order_tools(solution.order_tools) is True
 
@@ -146,3 +174,26 @@ def test_order_tools_check_rejects_an_export_that_does_not_run_the_script():
                                     params={"order_id": "the order id"}, cwd=root)]
 
     assert check_order_tools(echo_export) is False
+
+
+def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
+    def record_id(root: Path) -> list[CommandTool]:
+        return [CommandTool(name, "An order tool.", template=template,
+                            params={"record_id": "the order id"}, cwd=root, side_effects=effects)
+                for name, template, effects in (
+                    ("lookup_order", "python tools/query_record.py --id {record_id}", False),
+                    ("export_order", "python tools/export_order.py {record_id}", True))]
+
+    assert check_order_tools(record_id) is False
+    assert "the model should fill only order_id" in capsys.readouterr().out
+
+
+def test_order_tools_check_rejects_the_two_templates_swapped():
+    def swapped(root: Path) -> list[CommandTool]:
+        return [CommandTool(name, "An order tool.", template=template,
+                            params={"order_id": "the order id"}, cwd=root, side_effects=effects)
+                for name, template, effects in (
+                    ("lookup_order", "python tools/export_order.py {order_id}", False),
+                    ("export_order", "python tools/query_record.py --id {order_id}", True))]
+
+    assert check_order_tools(swapped) is False
