@@ -176,24 +176,26 @@ def test_order_tools_check_rejects_an_export_that_does_not_run_the_script():
     assert check_order_tools(echo_export) is False
 
 
-def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
-    def record_id(root: Path) -> list[CommandTool]:
+def _tools_from(param: str, lookup: str, export: str):
+    """lookup_order and export_order with these templates and parameter, effects declared."""
+    def make(root: Path) -> list[CommandTool]:
         return [CommandTool(name, "An order tool.", template=template,
-                            params={"record_id": "the order id"}, cwd=root, side_effects=effects)
-                for name, template, effects in (
-                    ("lookup_order", "python tools/query_record.py --id {record_id}", False),
-                    ("export_order", "python tools/export_order.py {record_id}", True))]
+                            params={param: "the order id"}, cwd=root, side_effects=effects)
+                for name, template, effects in (("lookup_order", lookup, False),
+                                                ("export_order", export, True))]
+    return make
 
+
+LOOKUP, EXPORT = "python tools/query_record.py --id {}", "python tools/export_order.py {}"
+
+
+def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
+    record_id = _tools_from("record_id", LOOKUP.format("{record_id}"),
+                            EXPORT.format("{record_id}"))
     assert check_order_tools(record_id) is False
     assert "the model should fill only order_id" in capsys.readouterr().out
 
 
 def test_order_tools_check_rejects_the_two_templates_swapped():
-    def swapped(root: Path) -> list[CommandTool]:
-        return [CommandTool(name, "An order tool.", template=template,
-                            params={"order_id": "the order id"}, cwd=root, side_effects=effects)
-                for name, template, effects in (
-                    ("lookup_order", "python tools/export_order.py {order_id}", False),
-                    ("export_order", "python tools/query_record.py --id {order_id}", True))]
-
+    swapped = _tools_from("order_id", EXPORT.format("{order_id}"), LOOKUP.format("{order_id}"))
     assert check_order_tools(swapped) is False
