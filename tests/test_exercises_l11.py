@@ -190,3 +190,38 @@ def test_last_messages_check_rejects_moving_back_a_whole_round_too_far(capsys):
 
     assert check_last_messages_fixed(RoundTooFar) is False
     assert "only as far as the assistant message" in capsys.readouterr().out
+
+
+def test_keep_rounds_check_rejects_one_round_too_many(capsys):
+    class OneTooMany(l11.KeepRounds):
+        def __init__(self, rounds=2):
+            super().__init__(rounds + 1)
+
+    assert check_keep_rounds(OneTooMany) is False
+    assert "drop every round before the last 2" in capsys.readouterr().out
+
+
+def test_keep_rounds_check_rejects_dropping_the_system_prompt(capsys):
+    class NoSystem(l11.KeepRounds):
+        def before_request(self, messages):
+            return super().before_request(messages)[1:]
+
+    assert check_keep_rounds(NoSystem) is False
+    assert "not the system prompt" in capsys.readouterr().out
+
+
+def test_last_messages_check_rejects_one_message_too_many():
+    class OneTooMany(l11.LastMessagesFixed):
+        def __init__(self, keep=6):
+            super().__init__(keep + 1)
+
+    assert check_last_messages_fixed(OneTooMany) is False
+
+
+def test_last_messages_check_rejects_dropping_the_system_prompt(capsys):
+    class NoSystem(l11.LastMessagesFixed):
+        def before_request(self, messages):
+            return super().before_request(messages)[1:]
+
+    assert check_last_messages_fixed(NoSystem) is False
+    assert "not the system prompt" in capsys.readouterr().out
