@@ -6,6 +6,7 @@ Nothing here is part of the harness: it only makes the lessons easier to read.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import json
 import os
@@ -20,6 +21,33 @@ from harness.browser import IN_BROWSER as IN_BROWSER  # re-exported: True in the
 # The lessons print harness.workspace.sandbox.status() where it matters (lesson 02); the one-time
 # warning a machine without a sandbox gets would only differ from machine to machine.
 warnings.filterwarnings("ignore", message="harness: sandbox")
+
+LOCAL_OUTPUTS = "local_outputs.json"  # the site build writes it next to the lessons
+LOCAL_NOTE = ("In the browser edition this cell does not run: its point is a program the "
+              "harness starts, and a browser tab cannot start one. A local install prints:")
+
+
+def cell_key(source: str) -> str:
+    """A cell's key in local_outputs.json: the hash of its source (scripts/build_site.py)."""
+    return hashlib.sha256(source.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def local_install_prints() -> None:
+    """For a cell about processes, in the browser edition: say why it does not run here,
+    and print what it prints on a local install (its committed output, which the site
+    build saved in local_outputs.json). No shell is faked."""
+    from IPython import get_ipython
+
+    source = get_ipython().user_ns["In"][-1]  # this cell, as it runs
+    try:
+        with open(LOCAL_OUTPUTS, encoding="utf-8") as f:
+            printed = json.load(f).get(cell_key(source))
+    except OSError:
+        printed = None
+    print(_wrap(LOCAL_NOTE))
+    print(printed if printed is not None else
+          "(this cell was edited: its local output is in the lesson as published)")
+
 
 LIVE_HINT = ("set HARNESS_MODEL (and OPENAI_BASE_URL / OPENAI_API_KEY for your provider), "
              "restart the kernel, and run this cell again")
