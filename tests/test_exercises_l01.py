@@ -106,7 +106,7 @@ def test_run_loop_check_accepts_the_loop_written_with_the_test_helper():
 
 
 def test_run_loop_check_rejects_another_unknown_tool_text(capsys):
-    assert check_run_loop(_loop_with(lambda name: f"Unknown tool: {name}", _raised)) is False
+    assert check_run_loop(_loop_with(lambda name: f"Error: no tool named {name}", _raised)) is False
     assert "Error: unknown tool 'teleport'" in capsys.readouterr().out
 
 
