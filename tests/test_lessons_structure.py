@@ -1,4 +1,4 @@
-"""The course's shape: lessons 00-11 without gaps, executed, clean, each with exercises."""
+"""The course's shape: lessons 00-12 without gaps, executed, clean, each with exercises."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-def test_lessons_are_numbered_00_to_11_without_gaps():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(12)]
+def test_lessons_are_numbered_00_to_12_without_gaps():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(13)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
