@@ -478,3 +478,40 @@ def test_a_2025_server_without_the_sdk_works_with_pages_and_notifications(tmp_pa
         second = agent.run("again")
     event = next(e for e in second.events if e.type == "mcp_server")
     assert (event.status, event.added) == ("changed", ["notes"])
+
+
+def test_a_server_installed_under_a_hidden_folder_runs_in_the_sandbox(tmp_path):
+    """/tmp and homes are hidden from sandboxed processes: the server's own files and
+    the folders its args name must still be there (a venv or node_modules under HOME)."""
+    install = tmp_path / "srv"
+    (install / "pkg").mkdir(parents=True)
+    (install / "pkg" / "odd_server.py").write_text(Path(ODD).read_text())
+    data = tmp_path / "data"
+    data.mkdir()
+    with MCPServer("odd", sys.executable, [str(install / "pkg" / "odd_server.py"), "--many", "0"],
+                   cwd=tmp_path / "data") as server:
+        assert server.running and any(t.name == "echo" for t in server.listing)
+
+
+def test_server_paths_show_installations_and_make_named_folders_writable(tmp_path):
+    from harness.mcp.server import server_paths
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    mods = tmp_path / "proj" / "node_modules" / "server-x" / "dist"
+    mods.mkdir(parents=True)
+    (mods / "index.js").write_text("")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shown, writable = server_paths([str(venv / "bin" / "python"), str(mods / "index.js"),
+                                    "--repository", str(repo), "-v", "no/such/file"], tmp_path)
+    assert str(venv) in shown  # the venv: its site-packages
+    assert str(tmp_path / "proj" / "node_modules") in shown  # the script's packages
+    assert writable == [str(repo)]
+
+
+def test_a_sandboxed_server_that_fails_to_start_says_how_to_unconfine_it(tmp_path):
+    with pytest.raises(MCPServerError, match="sandbox=False"):
+        odd(cwd=tmp_path, args=["--die-at-start"]).start()

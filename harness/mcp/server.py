@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import os
 import shutil
 import sys
 import threading
@@ -131,8 +132,11 @@ class MCPServer:
                 self._kill(f"it did not answer within {self.connect_timeout:g} s")
                 self._join(2)
             if not self.running:
+                boxed = (" It ran in the sandbox (no network, an empty home folder, a /tmp of "
+                         "its own); if it needs more, start it with sandbox=False (\"sandbox\": "
+                         "false in .mcp.json)." if self.sandbox and self.command else "")
                 raise MCPServerError(f"MCP server {self.name!r} could not be started: "
-                                     f"{self.error or 'it did not answer'}")
+                                     f"{self.error or 'it did not answer'}.{boxed}")
             _open.add(self)
             return self
 
@@ -204,7 +208,9 @@ class MCPServer:
 
             argv, cwd = [self.command, *self.args], self.cwd or Path.cwd()
             if self.sandbox:
-                argv, _ = contain(argv, cwd.resolve(), self.sandbox)
+                shown, writable = server_paths(argv, cwd)
+                argv, _ = contain(argv, cwd.resolve(), self.sandbox, shown=shown,
+                                  writable=writable)
             elif shutil.which(argv[0]):
                 argv[0] = shutil.which(argv[0]) or argv[0]
             self._process = ServerProcess(argv, child_env(self.env), cwd, on_end=self._ended)
@@ -293,6 +299,36 @@ class MCPServer:
     def _submit(self, coroutine: Any) -> concurrent.futures.Future:
         assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+
+def server_paths(argv: list[str], cwd: Path) -> tuple[list[str], list[str]]:
+    """What a sandboxed server must see, though the sandbox hides homes and /tmp: its
+    program's installation (the folder above its ``bin/``: a venv, a Python, a Node),
+    the installation of each file it names (its venv or its ``node_modules``, else its
+    folder), read-only; and each folder it names, writable (a git server's repository,
+    a file server's root: the person gave it that folder)."""
+    shown, writable = [], []
+    program = shutil.which(argv[0]) or argv[0]
+    for form in {program, os.path.realpath(program)}:
+        if os.path.isabs(form) and os.path.basename(os.path.dirname(form)) in ("bin", ".bin"):
+            shown.append(os.path.dirname(os.path.dirname(form)))
+    for arg in argv[1:]:
+        path = Path(arg) if os.path.isabs(arg) else cwd / arg
+        if not arg or arg.startswith("-") or not path.exists():
+            continue
+        if path.is_dir():
+            writable.append(str(path))
+            continue
+        shown.append(str(_installation(path.resolve())))
+    return shown, writable
+
+
+def _installation(file: Path) -> Path:
+    """The folder a script belongs to: its ``node_modules``, its venv, else its folder."""
+    for folder in file.parents:
+        if folder.name == "node_modules" or (folder / "pyvenv.cfg").is_file():
+            return folder
+    return file.parent
 
 
 def _why(exc: BaseException, process: Any = None, error: str | None = None) -> str:

@@ -52,6 +52,7 @@ import sys
 import tempfile
 import warnings
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -130,16 +131,18 @@ class Sandbox:
                 f"file={self.file_size},disk={self.disk}")
 
 
-def contain(argv: list[str], cwd: Path, sandbox: Sandbox | None = None
-            ) -> tuple[list[str], str]:
-    """``argv`` wrapped for the best containment here, and which one: bwrap, reaper, none."""
+def contain(argv: list[str], cwd: Path, sandbox: Sandbox | None = None, *,
+            shown: Iterable[str] = (), writable: Iterable[str] = ()) -> tuple[list[str], str]:
+    """``argv`` wrapped for the best containment here, and which one: bwrap, reaper, none.
+    ``shown``: more paths a hidden folder must not hide (read-only); ``writable``: more
+    folders the command may write besides ``cwd`` (an MCP server's, harness/mcp/)."""
     box = sandbox or Sandbox()
     bwrap, _ = _sandbox()
     reaper = [sys.executable, "-I", "-S", str(REAPER)]
     if bwrap:
         program = shutil.which(argv[0]) or argv[0]
-        return [*bwrap_argv(bwrap, cwd, box, program), "--", *reaper, "sandbox",
-                box.reaper_limits(), *argv], "bwrap"
+        return [*bwrap_argv(bwrap, cwd, box, program, shown=shown, writable=writable), "--",
+                *reaper, "sandbox", box.reaper_limits(), *argv], "bwrap"
     _warn_once()
     if _can_reap():
         return [*reaper, str(os.getpid()), box.reaper_limits(), *argv], "reaper"
@@ -164,7 +167,8 @@ def _is_env_file(name: str) -> bool:
 
 
 def bwrap_argv(bwrap: str, cwd: Path | None = None, sandbox: Sandbox | None = None,
-               program: str | None = None) -> list[str]:
+               program: str | None = None, *, shown: Iterable[str] = (),
+               writable: Iterable[str] = ()) -> list[str]:
     """The bwrap command line (before ``--``) for a call whose writable folder is ``cwd``
     and whose command runs ``program``.
 
@@ -178,8 +182,11 @@ def bwrap_argv(bwrap: str, cwd: Path | None = None, sandbox: Sandbox | None = No
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev",
             *sized, "--tmpfs", "/dev/shm", *sized, "--tmpfs", "/tmp"]
     hidden = hidden_folders()
-    shown = _shown_through(["/tmp", *hidden], program)
+    writable = [os.path.realpath(w) for w in writable]
+    shown = _shown_through(["/tmp", *hidden], program, [*shown, *writable])
     argv += _hide(hidden, shown, sized, also=("/tmp",))
+    for folder in writable:
+        argv += ["--bind", folder, folder]
     if box.has_network:  # names still resolve where resolv.conf lives under /run
         resolver = os.path.dirname(os.path.realpath("/etc/resolv.conf"))
         if resolver.startswith("/run/") and os.path.isdir(resolver):
@@ -230,14 +237,15 @@ def hidden_folders() -> list[str]:
     return sorted(kept, key=lambda p: (p.count("/"), p))
 
 
-def _shown_through(hidden: list[str], program: str | None = None) -> list[str]:
+def _shown_through(hidden: list[str], program: str | None = None,
+                   more: Iterable[str] = ()) -> list[str]:
     """What a hidden folder (a home, /tmp, /run) must not hide: the running Python (a venv
     under HOME, a clone under /tmp: templates run ``python`` as this one), the reaper,
     the command's own program, and the folders of PATH under /run (NixOS keeps its
     programs there). Each as written and as its links resolve."""
     wanted = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable)),
-              str(REAPER), program or ""]
+              str(REAPER), program or "", *more]
     wanted += [p for p in os.environ.get("PATH", "").split(os.pathsep) if _inside(p, "/run")]
     found = {form for p in wanted if p and os.path.isabs(p) and os.path.exists(p)
              for form in (os.path.abspath(p), os.path.realpath(p))}
