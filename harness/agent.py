@@ -145,7 +145,8 @@ class Agent:
         s, found, planning = self.settings, [], None
         if s.planning:
             found.append(planning := Planning(s.reminder_after, s.reminder_counting,
-                                              plan_first=plan_first, plan=list(plan or [])))
+                                              plan_first=plan_first, plan=list(plan or []),
+                                              from_words=s.plan_from_words))
         if s.subagents and depth == 0:  # a sub-agent never delegates again
             found.append(subagent.Subagents([self.tools[n] for n in s.subagent_tools],
                                    s.subagent_max_turns, run.run_child, s.agent_id,

@@ -3,8 +3,9 @@
     Agent(model, tools, planning=True)      run(task, plan_first=True)
 
     the run starts     the planning paragraph in the system prompt, and `todo_write`
-    before a request   force ``tool_choice`` to `todo_write`: with ``plan_first``, and
-                       after a round in which a sub-agent ran
+    before a request   force ``tool_choice`` to `todo_write`: with ``plan_first`` (or
+                       ``plan_from_words`` and a task that asks for steps), and after
+                       a round in which a sub-agent ran
     after a call       an accepted `todo_write` becomes a ``plan_update`` event,
                        right after its ``tool_result``
     after a round      the stale-plan reminder (reminder.py)
@@ -21,7 +22,7 @@ from typing import Any
 
 from .calls import Call
 from .mechanism import Answer, Mechanism, Note
-from .reminder import Reminder, forced, stop_gate_text
+from .reminder import Reminder, asks_for_steps, forced, stop_gate_text
 from .outcomes import RunOver
 from .todo import PLANNING_PROMPT, TodoList, diff
 from .tools import Tool
@@ -31,12 +32,14 @@ class Planning(Mechanism):
     """The plan of one run, its `todo_write` tool, the reminder, forcing and the stop gate."""
 
     def __init__(self, reminder_after: int = 3, counting: str = "success", *,
-                 plan_first: bool = False, plan: list | None = None) -> None:
+                 plan_first: bool = False, plan: list | None = None,
+                 from_words: bool = False) -> None:
         self.plan = TodoList()
         self.plan.update(plan or [])  # carried over from an earlier run, only if asked
         self.tool = self.plan.as_tool()
         self.reminder = Reminder(reminder_after, counting)
         self.force_next = plan_first
+        self.from_words = from_words  # look at the task's words, once, before request 1
         self.pushbacks = 0
         self._shown: list = []  # the plan as the last plan_update showed it
 
@@ -45,6 +48,13 @@ class Planning(Mechanism):
 
     def tools(self) -> list[Tool]:
         return [self.tool]
+
+    def before_request(self, messages: list[dict]) -> list[dict]:
+        """Before the first request only: does the task (the last message) ask for steps?"""
+        if self.from_words:
+            self.from_words = False
+            self.force_next |= asks_for_steps(str(messages[-1].get("content") or ""))
+        return messages
 
     def tool_choice(self) -> Any:
         """Forcing lasts exactly one request, whatever the model does with it."""

@@ -13,8 +13,9 @@ otherwise never be reminded (``counting="name"`` shows the weaker rule, for cont
 The reminder never adds a turn: if the budget ends right after it, the run ends.
 
 Forcing: ``tool_choice`` names `todo_write` on the first request with
-``plan_first=True`` and on the request right after a round in which a sub-agent ran;
-every other request is ``"auto"``. `planning.py` decides when; this module says what.
+``plan_first=True`` (or with ``plan_from_words=True`` when the task's own words ask for
+steps: `asks_for_steps`) and on the request right after a round in which a sub-agent
+ran; every other request is ``"auto"``. `planning.py` decides when; this module says what.
 """
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ REMINDER_TEXT = (
     "<reminder>You have not updated your plan for {rounds} tool rounds. Check the task "
     "and the remaining items, then call todo_write with the complete, current list.</reminder>"
 )
+
+
+# GeekAgent's Chinese words as its regex has them (任务清单 "task list", 然后 "then",
+# 最后 "finally", 并给出 "and give", 再…总结 "then … sum up"), then todo and the English
+# words as whole words: no letter right before or after, so "Mastodon" holds no todo
+STEP_WORDS = re.compile(
+    r"任务清单|然后|最后|再.{0,12}(?:给出|总结|汇总)|并(?:给出|总结|汇总)"
+    r"|(?<![a-z])(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+(?:give|summari[sz]e))"
+    r"(?![a-z])", re.IGNORECASE)
+
+
+def asks_for_steps(task: str) -> bool:
+    """True when the user's own words ask for steps or a list: then the first request is
+    forced to `todo_write` (``plan_from_words``, lesson 05).
+
+    >>> asks_for_steps("比较两种方案，并给出选择建议"), asks_for_steps("Is ORD-1003 shipped?")
+    (True, False)
+    """
+    return STEP_WORDS.search(task) is not None
 
 
 def forced(tool_name: str) -> dict:

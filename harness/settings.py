@@ -29,6 +29,9 @@ class Settings:
     """Tool rounds without a successful plan update before the reminder (lesson 05)."""
     reminder_counting: str = "success"
     """``"success"``: count rounds without an accepted update; ``"name"``: without a call."""
+    plan_from_words: bool = False
+    """Force `todo_write` on the first request when the task's words ask for steps ("then",
+    "a to-do list", 然后, 并给出...: `harness.reminder.asks_for_steps`; lesson 05)."""
     subagents: bool = False
     """Give the run the `delegate_task` tool: a sub-agent with a fresh context (lesson 06)."""
     subagent_tools: tuple[str, ...] = ()
@@ -77,6 +80,9 @@ class Settings:
         if self.reminder_counting not in ("success", "name"):
             raise ValueError("reminder_counting must be 'success' (rounds without a successful "
                              "plan update) or 'name' (rounds without a todo_write call)")
+        if self.plan_from_words and not self.planning:
+            raise ValueError("plan_from_words forces a todo_write call, and todo_write exists "
+                             "only with planning=True")
         if not 0 < self.compact_at < 1 or self.keep_rounds < 1:
             raise ValueError("compact_at must be between 0 and 1, keep_rounds at least 1")
         if self.context_window is not None and self.context_window < 200:

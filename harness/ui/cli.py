@@ -160,10 +160,12 @@ def _report(result: RunResult, *, streamed: bool = False) -> None:
 
 def _agent(model: object, workspace: Workspace, *, full: bool,
            observer: Callable[[Event], None] = print_event) -> Agent:
-    """The demo agent (read-only tools), or the full one used by ``run`` and ``replay``."""
+    """The demo agent (read-only tools), or the full one used by ``run`` and ``replay``:
+    it also forces the first `todo_write` when the task's words ask for steps (lesson 05)."""
     ask = {"write_file": "ask", "edit_file": "ask", "run_shell": "ask"} if full else {}
     rules = {"read_file": "allow", "list_files": "allow", "search_docs": "allow", **ask}
     return Agent(model, workspace.tools, planning=True, subagents=full, max_turns=30,
+                 plan_from_words=full,
                  max_seconds=1800 if full else None,  # a live run ends, whatever the server
                  subagent_tools=("read_file", "list_files", "search_docs"),
                  permissions=Permissions(rules, approve=ask_on_stdin),
