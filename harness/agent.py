@@ -67,18 +67,20 @@ class Agent:
             if getattr(self.settings, switch) and name in self.tools:
                 raise ValueError(f"{name} is created by the harness for every run when "
                                  f"{switch}=True; do not register a tool of that name yourself")
-        unknown = [n for n in self.settings.subagent_tools if n not in self.tools]
+        self.mcp_servers = list(mcp_servers)
+        if self.mcp_servers:
+            from .mcp import check_servers
+
+            check_servers(self.mcp_servers)
+        prefixes = tuple(server.prefix for server in self.mcp_servers)  # known when it runs
+        unknown = [n for n in self.settings.subagent_tools
+                   if n not in self.tools and not (prefixes and n.startswith(prefixes))]
         if unknown:
             raise ValueError(f"subagent_tools names unknown tools {unknown}; "
                              f"known: {sorted(self.tools)}")
         self.hooks, self.permissions = hooks or Hooks(), permissions
         self.observers, self.extra = list(observers), list(mechanisms)
         self.system = self.settings.system or DEFAULT_SYSTEM
-        self.mcp_servers = list(mcp_servers)
-        if self.mcp_servers:
-            from .mcp import check_servers
-
-            check_servers(self.mcp_servers)
         if skills is not None:
             from .skills import skills_of
 
@@ -143,20 +145,24 @@ class Agent:
         from .verify import Verification
 
         s, found, planning = self.settings, [], None
+        servers = None
+        if self.mcp_servers:  # started, or read again, as the run starts
+            from .mcp import ServerTools
+
+            servers = ServerTools(self.mcp_servers, run.emit, taken=self.tools)
         if s.planning:
             found.append(planning := Planning(s.reminder_after, s.reminder_counting,
                                               plan_first=plan_first, plan=list(plan or []),
                                               from_words=s.plan_from_words))
         if s.subagents and depth == 0:  # a sub-agent never delegates again
-            found.append(subagent.Subagents([self.tools[n] for n in s.subagent_tools],
+            known = {**self.tools, **{t.name: t for t in (servers.tools() if servers else ())}}
+            found.append(subagent.Subagents([known[n] for n in s.subagent_tools if n in known],
                                    s.subagent_max_turns, run.run_child, s.agent_id,
                                    system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
             found.append(Verification(s.max_refusals))
-        if self.mcp_servers:  # started, or read again, as the run starts
-            from .mcp import ServerTools
-
-            found.append(ServerTools(self.mcp_servers, run.emit, taken=self.tools))
+        if servers is not None:
+            found.append(servers)
         found += [make() for make in self.extra]
         window = s.context_window or getattr(self.model, "context_window", None)
         if window:  # last: it bounds what the others made of the request (lesson 11)
@@ -165,7 +171,7 @@ class Agent:
             found.append(Compaction(
                 window, compact_at=s.compact_at, summary_model=s.summary_model or self.model,
                 keep_rounds=s.keep_rounds, offload=s.offload_dir, root=self.workspace_root(),
-                emit=run.emit,
+                emit=run.emit, budget=run.control.budget,
                 plan=lambda: planning.plan.render() if planning and len(planning.plan) else None,
                 schemas=lambda: run.schemas))
         return found

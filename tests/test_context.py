@@ -239,3 +239,26 @@ def test_a_sub_agent_compacts_against_its_own_window():
     assert [e.depth for e in result.events if e.type == "compaction"], "the child never compacted"
     assert all(e.depth == 1 for e in result.events if e.type == "compaction")
     assert all(request_tokens(r["messages"], r["tools"]) <= WINDOW for r in model.requests)
+
+
+def test_a_summary_request_spends_the_runs_request_budget():
+    plain, model, summary = run()
+    assert plain.outcome == "completed" and summary.requests
+    main_requests = len(model.requests)
+    needed = main_requests + len(summary.requests)
+    exact, _, _ = run(max_requests=needed)
+    assert exact.outcome == "completed"  # the summaries fit when they are counted
+    short, _, _ = run(max_requests=needed - 1)
+    assert short.outcome == "request_limit"  # before, the summaries were free
+
+
+def test_a_summary_request_spends_the_runs_input_tokens():
+    plain = run()[0]
+    summaries = [e.usage["prompt_tokens"] for e in plain.events
+                 if e.type == "model_reply" and e.get("purpose") == "summary"]
+    main = sum(e.usage["prompt_tokens"] for e in plain.events
+               if e.type == "model_reply" and e.get("purpose") != "summary")
+    assert summaries
+    budget = main + sum(summaries)
+    assert run(max_input_tokens=budget + 50)[0].outcome == "completed"
+    assert run(max_input_tokens=main + 10)[0].outcome == "token_limit"

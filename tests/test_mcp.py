@@ -515,3 +515,23 @@ def test_server_paths_show_installations_and_make_named_folders_writable(tmp_pat
 def test_a_sandboxed_server_that_fails_to_start_says_how_to_unconfine_it(tmp_path):
     with pytest.raises(MCPServerError, match="sandbox=False"):
         odd(cwd=tmp_path, args=["--die-at-start"]).start()
+
+
+def test_a_sub_agent_may_be_given_a_servers_tool_and_it_takes_the_same_path(shop):
+    child_calls = []
+    hooks = Hooks()
+    hooks.on("tool_call", lambda e: child_calls.append((e.depth, e.tool_name)))
+    model = ScriptedModel([
+        tool_call("delegate_task", {"task": "Look up ORD-1003 and say its status."}),
+        tool_call("mcp__shop__get_order", {"order_id": "ORD-1003"}),  # the sub-agent
+        lambda m: say("status: " + json.loads(m[-1]["content"])["status"]),
+        lambda m: say("The sub-agent says " + m[-1]["content"]),
+    ])
+    agent = Agent(model, mcp_servers=[shop], subagents=True,
+                  subagent_tools=["mcp__shop__get_order"], hooks=hooks,
+                  permissions=Permissions({"mcp__shop__get_order": "allow"}))
+    result = agent.run("What is the status of ORD-1003?")
+    assert result.outcome == "completed" and "status: shipped" in result.final
+    assert (1, "mcp__shop__get_order") in child_calls
+    with pytest.raises(ValueError, match="unknown tools"):
+        Agent(model, mcp_servers=[shop], subagents=True, subagent_tools=["mcp__other__x"])

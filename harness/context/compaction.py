@@ -60,12 +60,13 @@ class Compaction(Mechanism):
                  keep_rounds: int = 2, offload: str | os.PathLike | None = None,
                  root: str | os.PathLike | None = None,
                  plan: Callable[[], str | None] = lambda: None, emit: Emit,
-                 schemas: Callable[[], list[dict]] = list) -> None:
+                 schemas: Callable[[], list[dict]] = list, budget: Any = None) -> None:
         if window < 200 or not 0 < compact_at < 1 or keep_rounds < 1:
             raise ValueError("context_window must be at least 200 tokens, compact_at between "
                              "0 and 1, and keep_rounds at least 1")
         self.window, self.limit, self.keep = window, int(window * compact_at), keep_rounds
         self.summary_model, self.plan, self.emit, self.schemas = summary_model, plan, emit, schemas
+        self.budget = budget  # the run's (control.py): a summary request spends from it too
         self.offload = Path(offload) if offload is not None else None
         self.root = Path(root) if root is not None else None
         self.task = 0          # where the run's task is (earlier turns of a conversation before)
@@ -226,11 +227,21 @@ class Compaction(Mechanism):
         text = f"The task: {str(task)[:2000]}\n\n{earlier}What happened next:\n{old}"
         request = [{"role": "system", "content": SUMMARY_PROMPT},
                    {"role": "user", "content": text[-room:]}]
+        estimate = request_tokens(request)
+        if self.budget is not None:  # a request like any other: the run's budget pays
+            self.budget.check("requests")
+            if self.budget.input_tokens is not None:
+                self.budget.check("input_tokens", estimate)
         try:
             reply = ask(self.summary_model, request, [], None, lambda *a, **k: None)
             summary = (reply.content or "").strip()[:SUMMARY_CHARS]
         except ModelError as exc:  # no summary: say so, and still drop what cannot fit
             reply, summary = None, f"(the summary request failed: {exc})"
+        if self.budget is not None:
+            self.budget.spend("requests")
+            if reply is not None:  # a count below the estimate is not believed (loop.py)
+                self.budget.spend("input_tokens",
+                                  max(reply.usage.get("prompt_tokens", 0), estimate))
         if reply is not None:  # its tokens count in the run's usage; a replay replays it
             self.emit("model_reply", message=reply.message(), usage=reply.usage,
                       purpose="summary", finish_reason=reply.finish_reason, reasoning=None,
