@@ -70,7 +70,7 @@ def test_l07_turns_requests_and_tokens_in_the_text_match_the_run():
     turns = int(said(l07, r"This lesson's run should give `completed`, (\d+) turns").group(1))
     assert f"completed after {turns} turns" in l07.output("result = agent.run(TASK, plan_first")
 
-    table = l07.output("for i, request in enumerate(model.requests)")
+    table = l07.output("for i, request in enumerate(model.requests, 1)")
     rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
     forced = [int(row[0]) for row in rows if "todo_write" in " ".join(row)]
     sub = [int(row[0]) for row in rows if row[1] == "sub-agent"]
@@ -171,3 +171,110 @@ def test_l11_the_sizes_and_the_compaction_the_text_states_are_the_runs_printed()
     share = said(l11, r"what the last request carried, (\d+)% of the window").group(1)
     panel = l11.output("state = PanelState()").split("...")[-1]  # its last lines
     assert f"of 4,000 ({share}%), last request" in panel
+
+
+# -- issue 21: the numbers lessons 01, 05, 06 and 07 state -------------------------------
+
+def test_l01_the_loop_has_the_number_of_lines_the_text_says():
+    l01 = Lesson("01")
+    words = said(l01, r"(\w+) lines under the docstring, the loop of \*Build it small\*").group(1)
+    source = l01.output("show_source(harness.loop.Run.loop)").strip().splitlines()
+    body = [line for line in source[2:] if line.strip()]  # after the def and the docstring
+    assert source[1].strip().startswith('"""') and source[1].strip().endswith('"""')
+    assert {"Four": 4, "Five": 5, "Six": 6, "Seven": 7}[words] == len(body)
+
+
+def test_l01_the_all_delivered_answer_asks_for_the_word_the_check_wants():
+    said(Lesson("01"), r'say so with the word "delivered", naming none')
+
+
+def test_l05_the_check_asks_about_as_many_tasks_as_the_text_says():
+    import sys
+
+    sys.path.insert(0, str(LESSONS))
+    from exercises.l05 import PLAN_TASKS
+
+    stated = int(said(Lesson("05"), r"The check asks about (\d+) tasks").group(1))
+    assert stated == len(PLAN_TASKS)
+
+
+def test_l05_lists_every_trigger_word_of_the_geekagent_rule_and_its_sample_is_forced():
+    from harness.reminder import asks_for_steps
+
+    l05 = Lesson("05")
+    rule = "/todo|任务清单|然后|最后|再.{0,12}(?:给出|总结|汇总)|并(?:给出|总结|汇总)/i"
+    assert rule in l05.text()
+    for word in ("并给出", "并总结", "并汇总", "任务清单", "然后", "最后"):
+        assert word in l05.text()
+    sample = said(l05, r"The article's own sample, \"([^\"]+)\"").group(1)
+    assert asks_for_steps(sample) and "并给出" in sample
+    printed = l05.output("for task in tasks:")
+    assert f"forced  asks for steps: True   {sample}" in printed
+    for line in printed.strip().splitlines():  # forced exactly when the words ask for steps
+        assert line.startswith("forced") == ("asks for steps: True" in line)
+
+
+def test_l05_says_geekagent_forces_after_a_delegation_by_name_and_ours_when_it_ran():
+    l05 = Lesson("05")
+    assert "the GeekAgent article does the same" not in l05.text()
+    said(l05, r"The GeekAgent article forces here too, but by name")
+    said(l05, r"Ours forces when the call \*ran\*")
+
+
+def table_rows(output: str) -> list[list[str]]:
+    return [line.split() for line in output.splitlines()[1:] if line.strip()]
+
+
+def test_l06_requests_are_numbered_from_1_like_lesson_05_and_the_text_names_them():
+    l06 = Lesson("06")
+    rows = table_rows(l06.output("for i, request in enumerate(model.requests"))
+    assert int(rows[0][0]) == 1
+    forced = [int(row[0]) for row in rows if "todo_write" in " ".join(row)]
+    first_sub = next(int(row[0]) for row in rows if row[1] == "sub-agent")
+    assert forced == [int(said(l06, r"\*\*What the parent sent next\*\* \(request (\d+),")
+                          .group(1))]
+    assert first_sub == int(said(l06, r"on its first request \(request (\d+),").group(1))
+    steps = [int(n) for n in re.findall(r"\| (\d+) \| (?:parent|sub-agent) \|", l06.text())]
+    assert steps == [int(row[0]) for row in rows]  # step n answers request n
+    l05 = Lesson("05")
+    plan_first = l05.output("planning=True).run(TASK, plan_first=True)")
+    assert plan_first.startswith("request 1: ")  # lesson 05 counts from 1 too
+
+
+def test_l06_says_a_sub_agent_has_no_tools_by_default_as_settings_has_it():
+    from harness import Settings
+
+    l06 = Lesson("06")
+    assert Settings().subagent_tools == ()
+    said(l06, r"only the names in `subagent_tools`: none by default")
+    said(l06, r"Ours has no tools by default either")
+    assert "Why do ours have tools" not in l06.text()
+
+
+def test_l06_exercise_text_says_what_the_check_refuses():
+    said(Lesson("06"), r"It refuses a task that carries the parent's conversation as it is: "
+                       r"the parent's system prompt, or the whole search result")
+
+
+def test_l07_requests_are_numbered_from_1():
+    rows = table_rows(Lesson("07").output("for i, request in enumerate(model.requests"))
+    assert int(rows[0][0]) == 1
+
+
+def test_l07_the_two_last_request_figures_are_explained_by_the_numbers_printed():
+    l07 = Lesson("07")
+    whole, sent, written = (number(n) for n in said(
+        l07, r"\(~([\d,]+) = ~([\d,]+) sent \+ ~([\d,]+) written").groups())
+    panel = l07.output("show_text(panel.text())")
+    assert f"Tokens: ~{whole:,} last request" in panel
+    assert f"Context: ~{sent:,} tokens, last request (main)" in panel
+    assert whole == sent + written
+    prompts = re.search(r"prompt tokens of each request: \[(.*)\]",
+                        l07.output("for d in result.delegations:")).group(1)
+    assert int(prompts.split(",")[-1]) == sent
+
+
+def test_l07_exercise_1_text_names_every_rule_the_check_enforces():
+    l07 = Lesson("07")
+    said(l07, r"\*\*keep the plan current\*\*: each item `in_progress` while its work runs")
+    said(l07, r"\*\*answer with sources\*\*: the final answer cites the policy as `path:line`")
