@@ -124,10 +124,13 @@ class Subagents(Mechanism):
         self.delegations.append(done)
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
             raise KeyboardInterrupt
-        if done.outcome == "completed":
-            return ToolResult(True, done.answer or "")
+        if done.outcome == "completed":  # an empty answer would read like a tool that
+            return ToolResult(True, done.answer or NO_ANSWER)  # printed nothing
         return ToolResult(False, f"[sub-agent stopped early: {done.outcome}] "
                                  f"{done.answer or '(no answer)'}")
+
+
+NO_ANSWER = "(the sub-agent finished without an answer)"  # GeekAgent: 子 Agent 未返回结果
 
 
 def _last_text(messages: list[dict]) -> str | None:

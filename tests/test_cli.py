@@ -52,6 +52,25 @@ def test_demo_says_the_information_is_missing_when_search_finds_nothing(monkeypa
     assert "Source:" not in out
 
 
+def test_demo_says_the_information_is_missing_when_no_policy_matches(monkeypatch, capsys):
+    """Issue 21: with the returns policy gone the search still finds order records; the
+    demo must not cite one of them as the policy."""
+    from harness.ui import cli
+
+    class WithoutReturns(cli.Workspace):
+        @classmethod
+        def sample(cls, *args, **kwargs):
+            ws = super().sample(*args, **kwargs)
+            (ws.root / "docs" / "policies" / "returns.md").unlink()
+            return ws
+
+    monkeypatch.setattr(cli, "Workspace", WithoutReturns)
+    main(["demo"])
+    out = capsys.readouterr().out
+    assert "the information is missing" in out
+    assert "Source:" not in out and "ORD-" not in out.split("the information is missing")[0][-300:]
+
+
 def test_run_without_a_model_name_exits_2_naming_the_variable(tmp_path):
     done = run_module("run", "hello", cwd=tmp_path)
     assert done.returncode == 2

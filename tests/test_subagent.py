@@ -348,3 +348,16 @@ def test_a_delegation_that_stopped_early_still_forces_a_plan_update():
     assert result.delegations[0].outcome == "turn_limit"
     assert model.requests[3]["tool_choice"] == {"type": "function",
                                                 "function": {"name": "todo_write"}}
+
+
+def test_an_empty_answer_comes_back_as_a_sentence_not_an_empty_result():
+    """GeekAgent returns 子 Agent 未返回结果 ("the sub-agent returned no result") for an
+    empty answer; an empty tool message reads like a tool that printed nothing."""
+    from harness import Agent, ScriptedModel, say, tool_call
+    from harness.subagent import NO_ANSWER
+
+    model = ScriptedModel([tool_call("delegate_task", task="Check the hinge policy."),
+                           say(""), say("done")])
+    result = Agent(model, subagents=True).run("Is a broken hinge covered?")
+    [delegated] = [e for e in result.events if e.type == "tool_result" and e.depth == 0]
+    assert delegated.ok and delegated.output == NO_ANSWER

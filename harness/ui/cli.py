@@ -9,7 +9,7 @@
 The demo is the counterpart of the AgentHub article's ``-demo``: the moves are scripted
 (plan, search the sample workspace's policies, update the plan, answer), every tool
 really runs, and the answer is built only from what the search returned, naming its
-source. If the search finds nothing, the answer says the information is missing.
+source. If the search finds no policy, the answer says the information is missing.
 """
 
 from __future__ import annotations
@@ -52,12 +52,13 @@ def _search_output(messages: list[dict]) -> str:
 
 
 def _answer(messages: list[dict]) -> dict:
-    """The final answer, built only from the passage the search returned."""
-    found = _search_output(messages)
-    if found.startswith("No passages matched"):
+    """The final answer, built only from the best policy passage the search returned."""
+    policies = [passage for passage in _search_output(messages).split("\n\n")
+                if passage.startswith("docs/policies/")]  # an order record is no policy
+    if not policies:
         return say("I could not find a return rule for opened headphones in our policies, "
                    "so I cannot answer from them: the information is missing.")
-    source, _, passage = found.split("\n\n")[0].partition("\n")
+    source, _, passage = policies[0].partition("\n")
     path, _, line = source.rpartition(":")
     quoted = "\n".join(f"> {text}" for text in passage.strip().splitlines())
     return say(f"Our return policy covers this case ({path}, line {line}):\n\n"
