@@ -50,7 +50,7 @@ def build(dest: Path, *, floor: bool = False) -> Path:
 
 class StaticSite:
     """Serves ``folder`` on 127.0.0.1 (threads: the browser asks for many files at once),
-    counting the bytes of every body it sends."""
+    counting the bytes of every body it sends, and which files they were."""
 
     def __init__(self, folder: Path) -> None:
         site = self
@@ -67,11 +67,13 @@ class StaticSite:
                     outputfile.write(chunk)
                     with site.lock:
                         site.sent += len(chunk)
+                with site.lock:
+                    site.files.append(self.translate_path(self.path))
 
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.lock, self.sent = threading.Lock(), 0
+        self.lock, self.sent, self.files = threading.Lock(), 0, []  # bodies: bytes, paths
         self.server = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
         self.server.daemon_threads = True
@@ -119,7 +121,11 @@ def open_notebook(context, origin: str, name: str, timeout_s: float = 240):
     started = time.monotonic()
     page.goto(f"{origin}/lab/index.html?path={name}")
     page.wait_for_function(KERNEL_IDLE, timeout=timeout_s * 1000)
-    return page, time.monotonic() - started
+    seconds = time.monotonic() - started
+    opened = page.evaluate(f"() => {NOTEBOOK}?.context?.path")
+    if opened != name:
+        raise AssertionError(f"JupyterLite shows {opened!r}, not {name!r}")
+    return page, seconds
 
 
 def run_all(page, timeout_s: float = 300) -> list[dict]:
