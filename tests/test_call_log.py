@@ -159,3 +159,51 @@ def test_a_call_interrupted_while_running_is_left_unfinished_in_the_log():
     assert result.outcome == "cancelled"
     assert [e["call_id"] for e in log.unfinished()] == ["c1"]
     assert "result is unknown" in result.messages[-1]["content"]
+
+
+class LiveLike:
+    """A stand-in for a live model: its call ids are new every time, as a provider's are."""
+
+    model, context_window = "live-like", 32_000
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict]] = []
+
+    def complete(self, messages, tools, tool_choice=None):
+        from harness.models import parse_reply
+
+        self.requests.append([dict(m) for m in messages])
+        if len(self.requests) == 1:  # it writes the second note again, under a new id
+            return parse_reply(tool_call("note", text="second", id=f"call_{id(self)}"))
+        return parse_reply(say("Resumed; the second note was written again on purpose."))
+
+
+def test_a_crashed_run_resumes_against_a_live_model_without_rerunning_what_the_log_answers(
+        tmp_path):
+    from harness.durable import resumed
+
+    log_path = tmp_path / "calls.jsonl"
+    crashed = subprocess.run([sys.executable, "-c", CRASHING_RUN, str(log_path)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert crashed.returncode == 9
+    ran = []
+
+    @tool
+    def note(text: str) -> str:
+        """Append a line to notes.txt."""
+        ran.append(text)
+        return "noted"
+
+    log, live = CallLog(log_path), LiveLike()
+    model = resumed(log, live)
+    result = Agent(model, [note]).run("go", call_log=log)
+    statuses = [(e.call_id, e.status) for e in result.events if e.type == "tool_result"]
+    assert statuses[:2] == [("call_1_0", "recorded"), ("call_2_0", "unknown")]
+    assert ran == ["second"]  # only the live model's own new call ran
+    assert model.replayed == 2 and len(live.requests) == 2
+    first_live = live.requests[0]
+    assert [m["role"] for m in first_live] == ["system", "user", "assistant", "tool",
+                                               "assistant", "tool"]
+    assert first_live[5]["content"].startswith("Not run again")
+    assert result.outcome == "completed"
+    assert next(e for e in result.events if e.type == "run_start").model == "live-like"
