@@ -4,6 +4,7 @@ context that may reach nothing else, and a notebook run the learner's way.
     site folder (scripts/build_site.py) --> StaticSite (counts the bytes it sends)
                                               ^ the only origin the context may reach
     Chromium: /lab/index.html?path=NN_x.ipynb --> kernel idle --> clear, Run All --> cells
+              (`run_lessons`: each notebook in a fresh context, two at a time)
 
 Used by tests/e2e/test_site_browser.py and benchmarks/site_load.py. Playwright is imported
 only inside functions, so the main suite imports this without it.
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -128,14 +130,65 @@ def open_notebook(context, origin: str, name: str, timeout_s: float = 240):
     return page, seconds
 
 
-def run_all(page, timeout_s: float = 300) -> list[dict]:
-    """Clear every output (so a cell that did not run shows none), Run All Cells, wait
-    until every code cell ran or one failed; the notebook's cells as nbformat dicts."""
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    time.sleep(0.5)  # Run All marks the cells queued before the first one starts
-    page.wait_for_function(FINISHED, timeout=timeout_s * 1000, polling=200)
-    return page.evaluate(f"() => {NOTEBOOK}.content.model.toJSON().cells")
+# Records each plan panel's distinct texts while the cells run (by the panel's place).
+WATCH_PANELS = """() => { window.panelTexts = [];
+    setInterval(() => document.querySelectorAll('.harness-plan-panel').forEach((p, i) => {
+        (window.panelTexts[i] = window.panelTexts[i] || new Set()).add(p.textContent); }), 50);
+}"""
+
+
+@dataclass
+class LessonRun:
+    """One notebook run in the site from a cold start: what a test looks at afterwards."""
+
+    name: str
+    kernel_seconds: float | None = None
+    cells: list[dict] = field(default_factory=list)  # as nbformat dicts, after Run All
+    panel_texts: list[int] = field(default_factory=list)  # distinct texts seen, per panel
+    outside: list[str] = field(default_factory=list)  # requests refused: not the site's
+    problem: str | None = None  # the notebook did not open, or did not finish
+
+
+def run_lessons(browser, origin: str, names: list[str], *, at_once: int = 2,
+                timeout_s: float = 420) -> dict[str, LessonRun]:
+    """Run each notebook the learner's way, each in a fresh context, ``at_once`` at a time
+    (a kernel's start is mostly one busy thread: two share a 2-core machine well)."""
+    waiting, active, runs = list(names), [], {}
+    while waiting or active:
+        while waiting and len(active) < at_once:
+            run, context = LessonRun(waiting.pop(0)), offline_context(browser, origin)
+            page = context.new_page()
+            page.goto(f"{origin}/lab/index.html?path={run.name}")
+            active.append([run, context, page, time.monotonic(), "starting"])
+        time.sleep(0.5)
+        for slot in list(active):
+            run, context, page, started, state = slot
+            if state == "starting" and page.evaluate(KERNEL_IDLE):
+                run.kernel_seconds = time.monotonic() - started
+                opened = page.evaluate(f"() => {NOTEBOOK}?.context?.path")
+                if opened != run.name:
+                    run.problem = f"JupyterLite shows {opened!r}, not {run.name!r}"
+                else:
+                    page.evaluate(WATCH_PANELS)
+                    page.evaluate("() => window.jupyterapp.commands.execute("
+                                  "'notebook:clear-all-cell-outputs')")
+                    page.evaluate("() => window.jupyterapp.commands.execute("
+                                  "'notebook:run-all-cells')")
+                    slot[4] = "running"
+                    continue
+            elif state == "running" and time.monotonic() - started > 2 + (
+                    run.kernel_seconds or 0) and page.evaluate(FINISHED):
+                run.cells = page.evaluate(f"() => {NOTEBOOK}.content.model.toJSON().cells")
+                run.panel_texts = page.evaluate("() => window.panelTexts.map(s => s.size)")
+            elif time.monotonic() - started > timeout_s:
+                run.problem = f"not finished within {timeout_s:.0f} s ({state})"
+            else:
+                continue
+            run.outside = list(context.outside)
+            context.close()
+            active.remove(slot)
+            runs[run.name] = run
+    return runs
 
 
 # -- comparing outputs with the committed ones, as nbval does -------------------------------

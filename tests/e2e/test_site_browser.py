@@ -8,7 +8,8 @@ without an error, and each output must equal the committed one (sanitized as nbv
 does) unless the cell is tagged ``browser-variant`` (or ``nbval-ignore-output``), or calls
 ``course.local_install_prints()``: a cell whose point is a process (the sandbox, a timeout
 that kills) shows in the browser what a local install prints, and says why. Each lesson's
-kernel starts in 20-60 s (Pyodide and its packages), so the whole file takes minutes.
+kernel starts in 20-60 s (Pyodide and its packages), so the lessons run two at a time,
+once, before the first test looks (``lesson_runs``).
 """
 
 from __future__ import annotations
@@ -17,16 +18,10 @@ import json
 from pathlib import Path
 
 import pytest
-from lite_site import StaticSite, launch, offline_context, open_notebook, run_all, shown, \
-    site_folder
+from lite_site import LessonRun, StaticSite, launch, run_lessons, shown, site_folder
 
 LESSONS = sorted((Path(__file__).resolve().parents[2] / "lessons").glob("[0-9][0-9]_*.ipynb"))
 VARIANT = "browser-variant"
-# Records each plan panel's distinct texts while the cells run (by the panel's place).
-WATCH_PANELS = """() => { window.panelTexts = [];
-    setInterval(() => document.querySelectorAll('.harness-plan-panel').forEach((p, i) => {
-        (window.panelTexts[i] = window.panelTexts[i] || new Set()).add(p.textContent); }), 50);
-}"""
 
 
 @pytest.fixture(scope="session")
@@ -36,24 +31,19 @@ def lite(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def lite_browser():
+def lesson_runs(lite: StaticSite, request: pytest.FixtureRequest) -> dict[str, LessonRun]:
+    """Every selected lesson, run once in the site (two at a time), before the first test
+    looks: each from a cold start of its own (a fresh context: no cache, no storage)."""
     from playwright.sync_api import sync_playwright
 
+    names = [item.callspec.params["lesson"].name for item in request.session.items
+             if item.originalname == "test_lesson_runs_in_the_browser_edition"]
     with sync_playwright() as playwright:
         browser = launch(playwright)
         try:
-            yield browser
+            return run_lessons(browser, lite.origin, names)
         finally:
             browser.close()
-
-
-@pytest.fixture
-def lite_context(lite: StaticSite, lite_browser):
-    """A cold start for each lesson: a context of its own (no cache, no storage, so no
-    notebook of an earlier test is restored and started with it)."""
-    context = offline_context(lite_browser, lite.origin)
-    yield context
-    context.close()
 
 
 def code_cells(notebook: Path) -> list[dict]:
@@ -63,16 +53,12 @@ def code_cells(notebook: Path) -> list[dict]:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name[:2])
-def test_lesson_runs_in_the_browser_edition(lite, lite_context, lesson):
-    page, seconds = open_notebook(lite_context, lite.origin, lesson.name)
-    try:
-        page.evaluate(WATCH_PANELS)
-        ran = [cell for cell in run_all(page) if cell["cell_type"] == "code"]
-        panel_texts = page.evaluate("() => window.panelTexts.map(s => s.size)")
-    finally:
-        page.close()
-    print(f"\n{lesson.name}: kernel ready in {seconds:.0f} s")
-    assert lite_context.outside == [], "the site asked for something outside its origin"
+def test_lesson_runs_in_the_browser_edition(lesson_runs, lesson):
+    run = lesson_runs[lesson.name]
+    print(f"\n{lesson.name}: kernel ready in {run.kernel_seconds or 0:.0f} s")
+    assert run.problem is None, run.problem
+    assert run.outside == [], "the site asked for something outside its origin"
+    ran = [cell for cell in run.cells if cell["cell_type"] == "code"]
     committed = code_cells(lesson)
     assert len(ran) == len(committed)
     errors = [(i, said) for i, cell in enumerate(ran) for said in shown(cell["outputs"])
@@ -89,4 +75,4 @@ def test_lesson_runs_in_the_browser_edition(lite, lite_context, lesson):
         assert shown(now["outputs"]) == shown(before["outputs"]), \
             f"cell {i} prints otherwise in the browser; tag it {VARIANT!r} if the lesson says why"
     if lesson.name.startswith("07_"):  # the replay's panel (the last) moves as it runs
-        assert panel_texts and panel_texts[-1] >= 10, panel_texts
+        assert run.panel_texts and run.panel_texts[-1] >= 10, run.panel_texts
