@@ -18,7 +18,8 @@ from typing import Any
 
 EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
     "run_start": "task, tools, model, context_window, limits",
-    "model_request": "turn, n_messages, tool_choice",
+    "model_request": "turn, n_messages, tool_choice; sent (what a mechanism sent instead "
+                     "of the transcript: its indices, new messages)",
     "model_delta": "kind (text, reasoning, tool_call), text; index, name for a call "
                    "(streamed pieces: shown to observers, never stored)",
     "model_reply": "message, usage, finish_reason, reasoning, refusal; purpose (\"summary\")",

@@ -28,7 +28,7 @@ from .events import TRANSIENT, Event, notify
 from .mechanism import Answer, Mechanism, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
-from .result import RunResult, usage_of
+from .result import RunResult, sent_as, usage_of
 from .streamed import so_far
 
 
@@ -92,8 +92,9 @@ class Run:
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
+        shaped = {} if sent is self.messages else {"sent": sent_as(sent, self.messages)}
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice)
+                  tool_choice=choice, **shaped)  # `shaped`: what a mechanism sent instead
         report, self.streamed = partial(self.control.relay, self.report), []  # streamed pieces
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,

@@ -37,6 +37,13 @@ def add_usage(total: dict, usage: dict) -> None:
     total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
 
 
+def sent_as(sent: list[dict], transcript: list[dict]) -> list[Any]:
+    """A shaped request, compactly: each message the transcript holds as its index, any
+    other (a stub, a summary, the plan) as a copy."""
+    where = {id(m): i for i, m in enumerate(transcript)}
+    return [where[id(m)] if id(m) in where else dict(m) for m in sent]
+
+
 def usage_of(events: list[Event]) -> dict:
     """The total usage of the model replies among ``events`` (a sub-agent's included)."""
     total = empty_usage()
@@ -72,6 +79,18 @@ class RunResult:
     def requests(self) -> int:
         """Model requests of the whole run, sub-agents included."""
         return sum(event.type == "model_request" for event in self.events)
+
+    def sent(self, n: int) -> list[dict]:
+        """What this run's request ``n`` (from 1; a sub-agent's are not counted) sent: the
+        transcript as it was, or, where a mechanism shaped it (compaction, lesson 11), the
+        messages its ``model_request`` event recorded (transcript indices, new messages)."""
+        asked = [e for e in self.events if e.type == "model_request" and e.depth == 0]
+        if not 1 <= n <= len(asked):
+            raise IndexError(f"request {n}: this run sent requests 1 to {len(asked)}")
+        event = asked[n - 1]
+        if event.get("sent") is None:
+            return [dict(m) for m in self.messages[:event.n_messages]]
+        return [dict(self.messages[m]) if isinstance(m, int) else dict(m) for m in event.sent]
 
     def __repr__(self) -> str:
         final = self.final

@@ -262,3 +262,19 @@ def test_a_summary_request_spends_the_runs_input_tokens():
     budget = main + sum(summaries)
     assert run(max_input_tokens=budget + 50)[0].outcome == "completed"
     assert run(max_input_tokens=main + 10)[0].outcome == "token_limit"
+
+
+def test_what_each_request_sent_is_rebuilt_from_the_result_even_after_save_and_load(tmp_path):
+    result, model, _ = run()
+    assert any(e.get("sent") is not None for e in result.events if e.type == "model_request")
+    loaded = RunResult.load(result.save(tmp_path / "run.json"))
+    for run_result in (result, loaded):
+        for n, request in enumerate(model.requests, 1):
+            assert run_result.sent(n) == request["messages"], f"request {n}"
+
+
+def test_an_unshaped_request_records_no_copy_of_the_transcript():
+    model = ScriptedModel([say("hello")])
+    result = Agent(model).run("hi")
+    [asked] = [e for e in result.events if e.type == "model_request"]
+    assert asked.get("sent") is None and result.sent(1) == model.requests[0]["messages"]

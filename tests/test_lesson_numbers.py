@@ -77,3 +77,12 @@ def test_l12_the_description_is_cut_where_the_text_says():
     said(l12, r"cut at 1,000 characters")
     out = l12.output("define's description as sent")
     assert "the first 1,000 are shown" in out
+
+
+def test_l11_the_offloaded_file_is_the_page_to_the_character():
+    l11 = Lesson("11")
+    said(l11, r"the file holds the full page, to the character")
+    said(l11, r"`result.sent\(n\)` rebuilds request `n`")
+    out = l11.output("is the first case file:")
+    assert re.search(r"context/\S+ is the first case file: True", out)
+    assert "every request rebuilt from the result: True" in out
