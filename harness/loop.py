@@ -92,9 +92,8 @@ class Run:
         choice = "auto" if self.schemas else None
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
-        shaped = {} if sent is self.messages else {"sent": sent_as(sent, self.messages)}
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice, **shaped)  # `shaped`: what a mechanism sent instead
+                  tool_choice=choice, **sent_as(sent, self.messages))  # if it was shaped
         report, self.streamed = partial(self.control.relay, self.report), []  # streamed pieces
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,

@@ -37,11 +37,14 @@ def add_usage(total: dict, usage: dict) -> None:
     total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
 
 
-def sent_as(sent: list[dict], transcript: list[dict]) -> list[Any]:
-    """A shaped request, compactly: each message the transcript holds as its index, any
-    other (a stub, a summary, the plan) as a copy."""
+def sent_as(sent: list[dict], transcript: list[dict]) -> dict[str, Any]:
+    """``{"sent": ...}`` for a request a mechanism shaped (nothing for the transcript as it
+    is): each message the transcript holds as its index, any other (a stub, a summary,
+    the plan) as a copy."""
+    if sent is transcript:
+        return {}
     where = {id(m): i for i, m in enumerate(transcript)}
-    return [where[id(m)] if id(m) in where else dict(m) for m in sent]
+    return {"sent": [where[id(m)] if id(m) in where else dict(m) for m in sent]}
 
 
 def usage_of(events: list[Event]) -> dict:
