@@ -131,23 +131,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory):
-    """A headless Chromium context with its profile and caches in a temp folder."""
+def playwright_session():
+    """One Playwright for the whole run: its sync API allows one per thread."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory, playwright_session):
+    """A headless Chromium context with its profile and caches in a temp folder."""
     base = tmp_path_factory.mktemp("chromium")
     env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"),
            "XDG_CACHE_HOME": str(base / "cache")}
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(base / "profile"), executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS,
-            env=env, viewport={"width": 1280, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
+    context = playwright_session.chromium.launch_persistent_context(
+        str(base / "profile"), executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS,
+        env=env, viewport={"width": 1280, "height": 1000})
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="session")

@@ -31,19 +31,17 @@ def lite(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def lesson_runs(lite: StaticSite, request: pytest.FixtureRequest) -> dict[str, LessonRun]:
+def lesson_runs(lite: StaticSite, playwright_session,
+                request: pytest.FixtureRequest) -> dict[str, LessonRun]:
     """Every selected lesson, run once in the site (two at a time), before the first test
     looks: each from a cold start of its own (a fresh context: no cache, no storage)."""
-    from playwright.sync_api import sync_playwright
-
     names = [item.callspec.params["lesson"].name for item in request.session.items
              if item.originalname == "test_lesson_runs_in_the_browser_edition"]
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            return run_lessons(browser, lite.origin, names)
-        finally:
-            browser.close()
+    browser = launch(playwright_session)
+    try:
+        return run_lessons(browser, lite.origin, names)
+    finally:
+        browser.close()
 
 
 def code_cells(notebook: Path) -> list[dict]:
