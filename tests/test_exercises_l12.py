@@ -118,3 +118,15 @@ def test_result_text_rejects_mistakes(capsys, wrong, hint):
     assert not check_result_text(wrong)
     out = capsys.readouterr().out
     assert hint in out, out
+
+
+def test_shop_permissions_in_the_browser_checks_the_table_and_says_what_it_skipped(
+        capsys, monkeypatch):
+    import exercises.l12 as check
+
+    monkeypatch.setattr(check, "IN_BROWSER", True)
+    assert check.check_shop_permissions(l12.shop_permissions)
+    assert "local install" in capsys.readouterr().out
+    assert not check.check_shop_permissions(
+        lambda approve: Permissions(SHOP, default="allow", approve=approve))
+    assert "must be denied" in capsys.readouterr().out

@@ -36,11 +36,6 @@ def _decisions(permissions: Permissions, names: tuple[str, ...]) -> dict[str, st
 @check
 def check_shop_permissions(shop_permissions: Callable[[Callable], Permissions]) -> str:
     """Reads run, a refund runs only when the approver says yes, nothing else runs."""
-    if IN_BROWSER:
-        raise AssertionError("this check starts the shop's MCP server, a program: run it "
-                             "on a local install (the browser edition cannot)")
-    from harness.mcp import MCPServer
-
     asked: list[tuple[str, dict]] = []
 
     def approver(answer: bool) -> Callable[[str, dict], bool]:
@@ -68,6 +63,11 @@ def check_shop_permissions(shop_permissions: Callable[[Callable], Permissions]) 
         if permissions.approve is None:
             raise AssertionError("the refund is asked, but no one can answer: pass the "
                                  "approver you were given as approve=")
+        if IN_BROWSER:  # the run below starts the shop's server: a program
+            return ("the table is right (on a local install this check also runs it against "
+                    "the shop's real server; the browser edition cannot start one)")
+        from harness.mcp import MCPServer
+
         ws = Workspace.sample()
         calls = [*READS, REFUND, "mcp__shop2__get_order", "write_file"]
         steps = [tool_call(n, ARGS.get(n, {"path": "notes/x.md", "content": "x"}))
