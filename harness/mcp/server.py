@@ -125,6 +125,7 @@ class MCPServer:
                 return self
             self.close()
             self.error, ready = None, threading.Event()
+            self._process = self._loop = self._stop = None  # nothing of a connection before
             self._thread = threading.Thread(target=self._main, args=(ready,), daemon=True,
                                             name=f"mcp-{self.name}")
             self._thread.start()

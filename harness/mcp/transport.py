@@ -131,6 +131,8 @@ class ServerProcess:
             self.kill()
             with anyio.move_on_after(2):
                 await process.wait()
+        if process.returncode is not None:  # reaped: its pid may be another's from now on
+            self.pid = None
         for stream in (process.stdout, process.stderr):
             with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.aclose()
