@@ -116,3 +116,8 @@ def test_no_skills_no_tool_and_no_prompt(tmp_path):
     result = Agent(model, skills=tmp_path / "skills").run("x")
     assert model.requests[0]["tools"] in (None, [])
     assert "Skills" not in result.messages[0]["content"]
+
+
+def test_a_skills_folder_that_is_not_there_is_an_error_not_silence(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no skills folder"):
+        Agent(ScriptedModel([say("x")]), skills=tmp_path / "no-such-folder")

@@ -60,8 +60,8 @@ class Skills:
         self.skills: dict[str, Skill] = {}
         self.problems: list[str] = []
         if not self.folder.is_dir():
-            self.problems.append(f"{self.folder.name}/: no such folder")
-            return
+            raise FileNotFoundError(f"no skills folder at {self.folder}: it holds one folder "
+                                    "per skill, each with a SKILL.md")
         for path in sorted(self.folder.glob("*/SKILL.md")):
             try:
                 skill = read_skill(path)
