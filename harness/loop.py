@@ -93,7 +93,7 @@ class Run:
         for mechanism in self.mechanisms:
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice, **sent_as(sent, self.messages))  # if it was shaped
+                  tool_choice=choice, **sent_as(sent, self))  # if it was shaped
         report, self.streamed = partial(self.control.relay, self.report), []  # streamed pieces
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,

@@ -37,14 +37,24 @@ def add_usage(total: dict, usage: dict) -> None:
     total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
 
 
-def sent_as(sent: list[dict], transcript: list[dict]) -> dict[str, Any]:
-    """``{"sent": ...}`` for a request a mechanism shaped (nothing for the transcript as it
-    is): each message the transcript holds as its index, any other (a stub, a summary,
-    the plan) as a copy."""
+def sent_as(sent: list[dict], run: Any) -> dict[str, Any]:
+    """``{"sent": ...}`` for a request a mechanism shaped (nothing for the run's transcript
+    as it is): each message the transcript holds as its index, any other (a stub, a
+    summary, the plan) as a copy; or, when the last shaped request's messages come first,
+    ``{"from": its turn, "first": how many, "then": [the rest, the same way]}``. Both the
+    transcript's index and the last request are kept on the run, so a long run pays only
+    for what is new in each request."""
+    transcript = run.messages
     if sent is transcript:
         return {}
-    where = {id(m): i for i, m in enumerate(transcript)}
-    return {"sent": [where[id(m)] if id(m) in where else dict(m) for m in sent]}
+    seen, where, turn, last = run.__dict__.setdefault("_sent", [0, {}, 0, []])
+    for i in range(seen, len(transcript)):
+        where[id(transcript[i])] = i
+    first = len(last) if len(sent) >= len(last) and all(
+        a is b for a, b in zip(last, sent, strict=False)) else 0
+    then = [where[id(m)] if id(m) in where else dict(m) for m in sent[first:]]
+    run._sent = [len(transcript), where, run.control.turns, list(sent)]
+    return {"sent": {"from": turn, "first": first, "then": then} if first else then}
 
 
 def usage_of(events: list[Event]) -> dict:
@@ -90,10 +100,16 @@ class RunResult:
         asked = [e for e in self.events if e.type == "model_request" and e.depth == 0]
         if not 1 <= n <= len(asked):
             raise IndexError(f"request {n}: this run sent requests 1 to {len(asked)}")
-        event = asked[n - 1]
-        if event.get("sent") is None:
-            return [dict(m) for m in self.messages[:event.n_messages]]
-        return [dict(self.messages[m]) if isinstance(m, int) else dict(m) for m in event.sent]
+        chain, shaped = [], asked[n - 1].get("sent")  # each: the earlier one's first, then
+        while hasattr(shaped, "get"):
+            chain.append(shaped)
+            shaped = asked[shaped["from"] - 1].get("sent")
+        if shaped is None:
+            return [dict(m) for m in self.messages[:asked[n - 1].n_messages]]
+        entries = list(shaped)
+        for step in reversed(chain):
+            entries = entries[:step["first"]] + list(step["then"])
+        return [dict(self.messages[m]) if isinstance(m, int) else dict(m) for m in entries]
 
     def __repr__(self) -> str:
         final = self.final

@@ -278,3 +278,11 @@ def test_an_unshaped_request_records_no_copy_of_the_transcript():
     result = Agent(model).run("hi")
     [asked] = [e for e in result.events if e.type == "model_request"]
     assert asked.get("sent") is None and result.sent(1) == model.requests[0]["messages"]
+
+
+def test_a_shaped_request_records_only_what_is_new_since_the_last_one():
+    result, model, _ = run()
+    shaped = [e.sent for e in result.events if e.type == "model_request" and e.get("sent")]
+    deltas = [s for s in shaped if hasattr(s, "get")]
+    assert deltas, "every shaped request was recorded whole"
+    assert all(len(d["then"]) <= 3 for d in deltas)  # one round's new messages, not a copy
