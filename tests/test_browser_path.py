@@ -234,3 +234,25 @@ def test_doctor_reports_the_browser_edition(browser_tab, capsys):
     assert report["browser"] is True
     assert "browser edition" in out and "MISSING" not in out
     assert "a browser tab runs no programs" in out
+
+
+def test_openai_model_makes_its_client_without_httpx2s_browser_warning(monkeypatch):
+    """In the browser edition httpx2 warns that its transport options are ignored (the
+    browser pools connections itself): lesson 10 printed it to stderr."""
+    import warnings
+
+    import httpx2
+
+    from harness import OpenAIModel
+
+    real = httpx2.HTTPTransport.__init__
+
+    def warning_init(self, *args, **kwargs):
+        warnings.warn("The following transport option(s) are not supported on Emscripten "
+                      "and will be ignored: limits.", UserWarning, stacklevel=2)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpx2.HTTPTransport, "__init__", warning_init)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OpenAIModel("m", base_url="http://localhost:11434/v1")

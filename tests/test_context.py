@@ -281,7 +281,7 @@ def test_an_unshaped_request_records_no_copy_of_the_transcript():
 
 
 def test_a_shaped_request_records_only_what_is_new_since_the_last_one():
-    result, model, _ = run()
+    result = run()[0]
     shaped = [e.sent for e in result.events if e.type == "model_request" and e.get("sent")]
     deltas = [s for s in shaped if hasattr(s, "get")]
     assert deltas, "every shaped request was recorded whole"

@@ -33,6 +33,7 @@ import binascii
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
@@ -107,9 +108,12 @@ class OpenAIModel:
         self.stream_usage = self.settings.stream_usage
         self.context_window = self.settings.context_window  # shown by the plan panel
         self.partial: ModelReply | None = None  # what arrived of a request that never finished
-        # A keyless local server still needs a non-empty string for the SDK.
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "no-key",
-                                    **client_kwargs)
+        # A keyless local server still needs a non-empty string for the SDK. In the browser
+        # edition httpx2 warns that the browser pools connections itself: nothing to act on.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "The following transport option", UserWarning)
+            self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "no-key",
+                                        **client_kwargs)
         check_request_keys(self.settings.request, self.client.chat.completions.create)
 
     def __repr__(self) -> str:
