@@ -449,7 +449,7 @@ def test_the_core_imports_without_mcp():
 
 
 def test_in_the_browser_a_server_says_it_needs_a_local_install(monkeypatch):
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr("harness.browser.IN_BROWSER", True)  # the flag the harness reads
     with pytest.raises(MCPServerError, match="need a local install"):
         MCPServer("x", "python").start()
 

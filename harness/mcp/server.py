@@ -26,7 +26,6 @@ import atexit
 import concurrent.futures
 import os
 import shutil
-import sys
 import threading
 import time
 import weakref
@@ -34,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import browser
 from ..tools import ToolResult
 from ..workspace.process import child_env
 from ..workspace.sandbox import Sandbox, contain
@@ -117,7 +117,7 @@ class MCPServer:
     def start(self) -> MCPServer:
         """Start (or connect to) the server and read its tools; raise `MCPServerError`
         with the reason if it cannot. Does nothing if it is running already."""
-        if sys.platform == "emscripten":
+        if browser.IN_BROWSER:
             raise MCPServerError("MCP servers need a local install: this browser build "
                                  "cannot start programs or open connections for them")
         with self._lock:
