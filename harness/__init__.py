@@ -9,7 +9,7 @@ imported only by who uses them:
     harness/live/       OpenAIModel, its settings, provider quirks, streaming, the probe
     harness/workspace/  the workspace's file tools, search, processes, sandbox, templates
     harness/ui/         the plan panel, the approval prompt, event lines, the terminal
-    harness/durable/    the call log: intent before each call, resume and replay
+    harness/durable/    the call log (intent before each call, resume, replay), verification
 """
 
 from importlib import import_module
@@ -27,6 +27,7 @@ from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
 from .settings import Settings
 from .tools import Tool, ToolResult, tool
 
+MOVED = {"verify": "durable.verify"}  # harness.verify, as lesson 09 reads it
 LAZY = {"TodoItem": "harness.todo", "TodoList": "harness.todo"}  # the plan's pydantic models
 EXTENSIONS = {  # name: the sub-package module that holds it, imported when first used
     "OpenAIModel": "harness.live.openai_model", "Workspace": "harness.workspace.folder",
@@ -39,7 +40,7 @@ def __getattr__(name: str) -> Any:
     if name in EXTENSIONS or name in LAZY:
         return getattr(import_module({**LAZY, **EXTENSIONS}[name]), name)
     if name in ("planning", "reminder", "subagent", "todo", "verify"):  # harness.todo, ...
-        return import_module(f"harness.{name}")
+        return import_module(f"harness.{MOVED.get(name, name)}")
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
 
 

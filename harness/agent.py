@@ -123,8 +123,13 @@ class Agent:
         s = self.settings
         budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
         within = within or RUNNING.get()  # inside a tool of a run: that run's budget
+        kind = RunControl
+        if cancel is not None or s.max_seconds is not None:  # a hung request cannot hold it
+            from .waiting import ThreadedControl
+
+            kind = ThreadedControl
         control = (within.child(s.max_turns) if within is not None else
-                   RunControl.start(s.max_turns, s.max_seconds, cancel, budget))
+                   kind.start(s.max_turns, s.max_seconds, cancel, budget))
         if plan is not None and not self.planning:
             raise ValueError("plan= carries a plan over, and a plan exists only with "
                              "Agent(..., planning=True)")
@@ -142,7 +147,6 @@ class Agent:
         Each is imported when an agent first needs it: `import harness` builds no plan."""
         from . import subagent
         from .planning import Planning
-        from .verify import Verification
 
         s, found, planning = self.settings, [], None
         servers = None
@@ -160,6 +164,8 @@ class Agent:
                                    s.subagent_max_turns, run.run_child, s.agent_id,
                                    system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
+            from .durable.verify import Verification
+
             found.append(Verification(s.max_refusals))
         if servers is not None:
             found.append(servers)

@@ -13,22 +13,19 @@ each tool call:
 The last three, the deadline and the cancel belong to the whole run: a sub-agent
 spends from the same `Budget` (only its turns are its own), so stopping the parent
 stops the child, and 25 delegations cannot turn ``max_turns=2`` into 100 requests.
-With a deadline or a cancel, a model request is waited for in a thread, so a request
-that hangs cannot hold the run (a browser tab has no threads: there it runs inline and
-is checked between chunks, browser.py). A tool that works long takes the `RunControl`
-as an argument (tools.py) and asks it ``stop_reason()`` as it goes.
+A tool that works long takes the `RunControl` as an argument (tools.py) and asks it
+``stop_reason()`` as it goes. With a deadline or a cancel, `Agent.run` makes a
+`harness.waiting.ThreadedControl` instead, whose `wait` a hung request cannot hold.
 """
 
 from __future__ import annotations
 
 import contextvars
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from . import browser
 from .outcomes import RunOver
 
 T = TypeVar("T")
@@ -81,8 +78,6 @@ class RunControl:
     cancel: Any = None
     budget: Budget = field(default_factory=Budget)  # shared with sub-agents
     turns: int = 0
-    _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
-    _gave_up: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def start(cls, max_turns: int, max_seconds: float | None, cancel: Any,
@@ -96,7 +91,7 @@ class RunControl:
 
     def child(self, max_turns: int) -> RunControl:
         """A budget for a sub-agent: its own turns; the run's clock, cancel and budget."""
-        return RunControl(max_turns, self.deadline, self.cancel, self.budget)
+        return type(self)(max_turns, self.deadline, self.cancel, self.budget)
 
     def stop_reason(self) -> str | None:
         """``"cancelled"`` or ``"time_limit"`` if the run must stop now, else ``None``."""
@@ -140,47 +135,16 @@ class RunControl:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
     def wait(self, fn: Callable[[], T]) -> T:
-        """Call ``fn()``; with a cancel or a deadline, stop waiting as soon as one fires.
-
-        The call then runs in a daemon thread, so a hung HTTP request cannot hold the
-        run: on cancel or time out we stop waiting (raising `RunOver`) and let the thread
-        finish on its own. Without either, ``fn`` simply runs here.
-        """
-        self._gave_up = False
-        if (self.cancel is None and self.deadline is None) or browser.IN_BROWSER:
-            return fn()  # in a browser, fn's reports (`relay`) check between its chunks
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["value"] = fn()
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        worker = threading.Thread(target=target, daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.02)
-                if worker.is_alive():
-                    self.check()
-        except BaseException:
-            with self._lock:  # from now on, what the worker reports stops it (`relay`)
-                self._gave_up = True
-            raise
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        """Call ``fn()`` (a model request, a hook that may answer) and wait for it."""
+        return fn()
 
     def relay(self, emit: Callable[..., Any], type_: str | None = None, **data: Any) -> None:
-        """Pass on what a model reports while `wait` runs it; with no ``type_`` only check.
+        """Pass on what a model reports while it answers; with no ``type_`` only check.
+        Raises `RunOver` once the run has stopped, so a streaming model closes its stream."""
+        self.check()
+        if type_ is not None:
+            emit(type_, **data)
 
-        Raises `RunOver` once the run has stopped, so a streaming model closes its
-        stream; nothing reaches the run after `wait` has given up on the request.
-        """
-        with self._lock:
-            if self._gave_up:
-                raise RunOver(self.stop_reason() or "cancelled")
-            self.check()
-            if type_ is not None:
-                emit(type_, **data)
+    def text(self, convert: Callable[[Any], str], value: Any) -> str:
+        """``convert(value)``: a tool's result (or error) as the text the model reads."""
+        return convert(value)

@@ -22,7 +22,7 @@ The harness refuses an unknown tool or invalid arguments itself (their ``tool_ca
 event says ``runnable=False``), so ``tool_call`` hooks only see calls that could run. A
 ``tool_call`` hook that returns a string blocks the call: the tool does not run and the
 model reads the string. A ``stop`` hook that returns a string refuses the answer: the
-model reads why and tries again (verify.py).
+model reads why and tries again (durable/verify.py).
 
 `Permissions` is a table ``tool name -> "allow" | "ask" | "deny"``, enforced on the
 same path. The table is frozen when made: nothing a model says or a tool returns can

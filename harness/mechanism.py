@@ -36,7 +36,7 @@ class Answer:
 
     text: str
     last_turn: bool = False  # no request is left to answer a push back with
-    refusal: str | None = None  # a stop hook's reason to refuse it (verify.py)
+    refusal: str | None = None  # a stop hook's reason to refuse it (durable/verify.py)
 
 
 @dataclass

@@ -2,9 +2,8 @@
 
 In: `parse_json_object` reads exactly one JSON object; `describe` turns pydantic's
 validation errors into one line naming each field (a bounded number of them).
-Out: `to_text` turns a return value into text (JSON for structures), `text_within`
-gives that conversion at most the run's time left, and `cap` keeps the head and tail
-of long output with a marker of what was cut. Every failure becomes one line the
+Out: `to_text` turns a return value into text (JSON for structures), and `cap` keeps
+the head and tail of long output with a marker of what was cut. Every failure becomes one line the
 model can act on (`error_line`).
 """
 
@@ -12,14 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
-
-from . import browser
 
 
 class ToolArgumentError(ValueError):
@@ -45,40 +40,6 @@ def parse_json_object(raw: str | None) -> dict:
     if not isinstance(value, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
     return value
-
-
-SIMPLE = (str, int, float, bool, type(None))  # turned into text at once, nothing to wait for
-
-
-def text_within(convert: Callable[[Any], str], value: Any, seconds: float | None) -> str:
-    """``convert(value)``, given at most ``seconds`` when a value's own code could hang.
-
-    Beyond the deadline the conversion is left to finish in a daemon thread, and the
-    model reads that the result could not be read in time. (A browser has no threads:
-    there the conversion runs inline, untimed.)
-    """
-    if seconds is None or isinstance(value, SIMPLE) or browser.IN_BROWSER:
-        return convert(value)
-    box: list = []
-    worker = threading.Thread(target=lambda: box.append(_attempt(convert, value)), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if not box:
-        return ("Error: the tool's result could not be turned into text before the run's "
-                "time ran out")
-    text, error = box[0]
-    if error is not None:
-        raise error
-    return text
-
-
-def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, BaseException | None]:
-    try:
-        return convert(value), None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        return None, exc
 
 
 def to_text(value: Any) -> str:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .control import RunControl
 from .tool_text import (ToolArgumentError, cap, describe, error_line, parse_json_object, reason,
-                        split_docstring, strip_titles, text_within, to_text)
+                        split_docstring, strip_titles, to_text)
 
 DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
 
@@ -126,10 +126,10 @@ class Tool:
         person's: ``sys.exit()`` (`SystemExit`), a generator closed under it
         (`GeneratorExit`), an ``asyncio`` task cancelled inside it (`CancelledError`).
         `KeyboardInterrupt` is the person at the keyboard: it goes on to the loop.
-        ``control``: the run's, given to ``fn`` if it asks (``self.control``); its time
-        left bounds turning the result into text (a ``__str__`` that never ends).
+        ``control``: the run's, given to ``fn`` if it asks (``self.control``); it turns
+        the result into text (within the time left: a ``__str__`` that never ends).
         """
-        within = control.seconds_left() if control is not None else None
+        text = control.text if control is not None else lambda convert, value: convert(value)
         kwargs = {name: getattr(args, name) for name in self._fields}
         if self.control:
             kwargs[self.control] = control
@@ -137,11 +137,11 @@ class Tool:
             value = self.fn(**kwargs)
             ok = bool(value.ok) if isinstance(value, ToolResult) else True
             value = value.output if isinstance(value, ToolResult) else value
-            return ToolResult(ok, cap(text_within(to_text, value, within), self.max_output))
+            return ToolResult(ok, cap(text(to_text, value), self.max_output))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the model reads the reason and goes on
-            return ToolResult(False, cap(text_within(error_line, exc, within), self.max_output))
+            return ToolResult(False, cap(text(error_line, exc), self.max_output))
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,

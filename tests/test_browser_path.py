@@ -29,7 +29,7 @@ from tests.fake_openai import FakeOpenAI, reply, streamed
 
 pytest_plugins = ("tests.fake_openai",)
 
-THREADED = ("harness.control", "harness.tool_text", "harness.ui.throttle",
+THREADED = ("harness.waiting", "harness.ui.throttle",
             "harness.live.stream_reader", "harness.workspace.process")
 CANNOT = "this browser build cannot run programs"
 
@@ -238,7 +238,7 @@ def test_doctor_reports_the_browser_edition(browser_tab, capsys):
 
 def test_openai_model_makes_its_client_without_httpx2s_browser_warning(monkeypatch):
     """In the browser edition httpx2 warns that its transport options are ignored (the
-    browser pools connections itself): lesson 10 printed it to stderr."""
+    browser pools connections itself): lesson 12 printed it to stderr."""
     import warnings
 
     import httpx2

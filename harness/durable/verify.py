@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .mechanism import Answer, Mechanism, Note
-from .outcomes import RunOver
+from ..mechanism import Answer, Mechanism, Note
+from ..outcomes import RunOver
 
 REFUSED_TEXT = ("<verification>Your answer was not accepted: {reason} Check it against what "
                 "the tools returned, fix it, then answer again.</verification>")
