@@ -145,11 +145,10 @@ class Agent:
                    plan: Iterable[Any] | None = None) -> list[Mechanism]:
         """The mechanisms of one run, made fresh for it from the settings (lessons 04-09).
         Each is imported when an agent first needs it: `import harness` builds no plan."""
-        from . import subagent
         from .planning import Planning
+        from .subagent import Subagents
 
-        s, found, planning = self.settings, [], None
-        servers = None
+        s, found, planning, servers = self.settings, [], None, None
         if self.mcp_servers:  # started, or read again, as the run starts
             from .mcp import ServerTools
 
@@ -160,9 +159,9 @@ class Agent:
                                               from_words=s.plan_from_words))
         if s.subagents and depth == 0:  # a sub-agent never delegates again
             known = {**self.tools, **{t.name: t for t in (servers.tools() if servers else ())}}
-            found.append(subagent.Subagents([known[n] for n in s.subagent_tools if n in known],
+            found.append(Subagents([known[n] for n in s.subagent_tools if n in known],
                                    s.subagent_max_turns, run.run_child, s.agent_id,
-                                   system=s.subagent_system or subagent.SUBAGENT_SYSTEM))
+                                   system=s.subagent_system))
         if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
             from .durable.verify import Verification
 
@@ -172,20 +171,10 @@ class Agent:
         found += [make() for make in self.extra]
         window = s.context_window or getattr(self.model, "context_window", None)
         if window:  # last: it bounds what the others made of the request (lesson 11)
-            from .context import Compaction
+            from .context import compaction_for
 
-            found.append(Compaction(
-                window, compact_at=s.compact_at, summary_model=s.summary_model or self.model,
-                keep_rounds=s.keep_rounds, offload=s.offload_dir, root=self.workspace_root(),
-                emit=run.emit, budget=run.control.budget,
-                plan=lambda: planning.plan.render() if planning and len(planning.plan) else None,
-                schemas=lambda: run.schemas))
+            found.append(compaction_for(self, run, window, planning))
         return found
-
-    def workspace_root(self) -> Any:
-        """The root of the workspace whose file tools this agent has (None if none)."""
-        return next((t.fn.__self__.root for t in self.tools.values()
-                     if hasattr(getattr(t.fn, "__self__", None), "root")), None)
 
     def for_child(self, child: Child) -> Agent:
         """The agent a sub-agent runs as: what subagent.py chose for it (tools, prompt,

@@ -4,11 +4,11 @@ can start neither a thread nor a process.
     IN_BROWSER     True in a browser tab (``sys.platform == "emscripten"``)
 
 Where the harness would wait on a thread it works inline instead, and checks cancel and
-the deadline between chunks and steps: a model request (control.py), a tool's result
-turned into text (tool_text.py), a streamed reply (live/stream_reader.py), the panel's
-trailing redraw (ui/throttle.py). Where it would start a process, the tool answers
-`NO_PROCESSES`, which the model reads (workspace/process.py). The places read
-``browser.IN_BROWSER`` when they run, so a test sets it to walk this path under CPython.
+the deadline between chunks and steps: a model request and a tool's result turned into
+text (waiting/), a streamed reply (live/stream_reader.py), the panel's trailing redraw
+(ui/throttle.py). Where it would start a process, the tool says it cannot, and the
+model reads why (workspace/process.py). The places read ``browser.IN_BROWSER`` when
+they run, so a test sets it to walk this path under CPython.
 """
 
 from __future__ import annotations
@@ -16,5 +16,3 @@ from __future__ import annotations
 import sys
 
 IN_BROWSER = sys.platform == "emscripten"
-NO_PROCESSES = ("Error: this browser build cannot run programs (a browser tab has no "
-                "processes); use the file tools, or run the course locally to run commands.")

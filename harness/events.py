@@ -46,6 +46,15 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
 TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored
 
 
+def so_far(deltas: list[dict]) -> dict[str, Any]:
+    """A ``model_partial`` event's data: what had streamed (``model_delta``) of a reply
+    that was stopped: its text, reasoning, the call it was writing and its arguments."""
+    text, reasoning, args = ("".join(d["text"] for d in deltas if d.get("kind") == kind)
+                             for kind in ("text", "reasoning", "tool_call"))
+    call = next((d.get("name") for d in reversed(deltas) if d.get("name")), None)
+    return {"text": text, "reasoning": reasoning, "call": call, "arguments": args}
+
+
 @dataclass
 class Event:
     """One step of a run."""

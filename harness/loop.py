@@ -24,12 +24,11 @@ from typing import Any
 
 from .calls import CallPath, Ledger
 from .control import RunControl
-from .events import TRANSIENT, Event, notify
+from .events import TRANSIENT, Event, notify, so_far
 from .mechanism import Answer, Mechanism, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
 from .result import RunResult, sent_as, usage_of
-from .streamed import so_far
 
 
 class Run:

@@ -23,14 +23,12 @@ in ``.requests``. With ``stream=True`` replies arrive as a live model streams th
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .models import (Message, ModelError, ModelReply, Report, copy_message, estimate_tokens,
                      message_chars, parse_reply, takes)
-from .streamed import pieces
 
 Step = Message | Callable[..., Message]
 
@@ -139,29 +137,11 @@ class ScriptedModel:
         reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
                            id_prefix=f"call_{n + 1}")  # unique ids across the run
         reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
-        if self.stream and report is not None:
-            self._stream(step, report)
-        return reply
+        if self.stream and report is not None:  # streaming is harness.live's (lesson 10)
+            from .live.streaming import play
 
-    def _stream(self, message: Message, report: Report) -> None:
-        """Send ``message`` piece by piece; if the run stops meanwhile, keep what came."""
-        got: dict[str, Any] = {"content": "", "reasoning_content": "", "tool_calls": []}
-        self.partial = None
-        try:
-            for kind, data in pieces(message, self.words):
-                report("model_delta", kind=kind, **data)
-                if kind == "tool_call" and data["text"] == "":
-                    got["tool_calls"].append({"id": "partial", "type": "function", "function":
-                                              {"name": data["name"], "arguments": ""}})
-                elif kind == "tool_call":
-                    got["tool_calls"][-1]["function"]["arguments"] += data["text"]
-                else:
-                    got["content" if kind == "text" else "reasoning_content"] += data["text"]
-                if self.delay:
-                    time.sleep(self.delay)
-        except BaseException:  # the run was cancelled or ran out of time meanwhile
-            self.partial = parse_reply({k: v for k, v in got.items() if v})
-            raise
+            play(self, step, report)
+        return reply
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
         """Keep a copy of this request; return its size in characters. A run only appends

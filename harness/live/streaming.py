@@ -14,7 +14,8 @@ chunk it says what was added, so a panel or a terminal can show it at once:
     report("model_delta", kind="reasoning", text="Let me check")
     report("model_delta", kind="tool_call", text='{"a": 2', index=0, name="add")
 
-`chunks_of` goes the other way, for a test server that streams a whole reply;
+`chunks_of` goes the other way, for a test server that streams a whole reply, and
+`play` streams a scripted one (`ScriptedModel(stream=True)`) through both ways;
 stream_reader.py reads a live stream in a thread of its own, so cancel can close it at
 once. (The panel keeps the pieces it shows: harness/ui/reply.py.)
 """
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..models import Report, parse_reply
 from .stream_reader import ReplyTooLarge
 from .wire import ThinkSplitter, chars_in, content_part
 
@@ -272,3 +275,19 @@ def _pieces(text: Any, words: int) -> list[str]:
         return []
     found = re.findall(r"\s*\S+\s*", text) or [text]
     return ["".join(found[i:i + words]) for i in range(0, len(found), words)]
+
+
+def play(model: Any, message: dict, report: Report) -> None:
+    """`ScriptedModel(stream=True)`: ``message`` cut into chunks (`chunks_of`), read back as
+    a live model reads them (`Assembler`), each piece reported as it arrives, ``model.delay``
+    apart. If the run stops meanwhile, ``model.partial`` keeps what had arrived."""
+    built, model.partial = Assembler(), None
+    try:
+        for chunk in chunks_of(message, model.words):
+            for kind, data in built.feed(chunk):
+                report("model_delta", kind=kind, **data)
+                if model.delay:
+                    time.sleep(model.delay)
+    except BaseException:  # the run was cancelled or ran out of time meanwhile
+        model.partial = parse_reply(built.message())
+        raise

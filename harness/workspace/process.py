@@ -34,6 +34,9 @@ from ..control import RunControl
 from .sandbox import Sandbox, contain
 from ..tools import DEFAULT_MAX_OUTPUT, ToolResult, cap
 
+NO_PROCESSES = ("Error: this browser build cannot run programs (a browser tab has no "
+                "processes); use the file tools, or run the course locally to run commands.")
+
 # What a tool's process gets from the harness's environment, and why; nothing else.
 # A denylist of secret-looking names always misses one (DATABASE_URL, GH_PAT,
 # SSH_AUTH_SOCK, a password inside a URL): an allowlist cannot.
@@ -83,10 +86,10 @@ def run_process(argv: list[str], *, cwd: str | Path | None = None, timeout: floa
     the run's (the tool's argument): its cancel and deadline stop the process.
     ``sandbox`` is what the process may use (network, limits); None: `Sandbox()`, the
     defaults, with ``HARNESS_SANDBOX_NETWORK`` for the network. In a browser tab, which
-    cannot start a process, the model reads so (`browser.NO_PROCESSES`).
+    cannot start a process, the model reads so (`NO_PROCESSES`).
     """
     if browser.IN_BROWSER:
-        return ToolResult(False, browser.NO_PROCESSES)
+        return ToolResult(False, NO_PROCESSES)
     stop = control.stop_reason() if control else None
     if stop:
         return ToolResult(False, f"Not run: the run stopped ({stop}).")
