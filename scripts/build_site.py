@@ -13,7 +13,8 @@ the site runs:
                   (from jupyterlite-pyodide-kernel), and the harness, built as a wheel
     the lock      static/pyodide/pyodide-lock.json lists only those wheels, and the
                   kernel preloads the harness and ipywidgets: no lesson needs an install
-    content       lessons/NN_*.ipynb, course.py, exercises/ (not the solutions)
+    content       lessons/NN_*.ipynb, their modules (course.py, ...), exercises/ (not the
+                  solutions)
 
 CACHE (``--cache``, default build/site-cache) keeps the venv and the downloads; a second
 build reuses them and takes about 20 s.
@@ -177,7 +178,8 @@ def content(folder: Path, floor: bool) -> None:
         shutil.copy(notebook, folder)
         local.update(local_outputs(notebook))
     (folder / "local_outputs.json").write_text(json.dumps(local, indent=1, ensure_ascii=False))
-    shutil.copy(lessons / "course.py", folder)
+    for module in sorted(lessons.glob("*.py")):  # course.py, and what lessons import beside it
+        shutil.copy(module, folder)
     shutil.copytree(lessons / "exercises", folder / "exercises",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 

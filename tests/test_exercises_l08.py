@@ -3,136 +3,192 @@
 from __future__ import annotations
 
 import sys
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l08 import check_cancel_after, check_strict_query_tool
+from exercises.l08 import _token_runs, check_summarize, check_tokens_by_agent
 from solutions import l08 as solution
 
-import pytest
 
-from harness import CommandTool
-from harness.events import Event
-
-
-def test_strict_query_tool_check_accepts_the_reference():
-    assert check_strict_query_tool(solution.make_query_tool) is True
+def test_summarize_check_accepts_the_reference():
+    assert check_summarize(solution.summarize) is True
 
 
-def test_strict_query_tool_check_rejects_the_default_pattern():
-    def default_pattern(root: Path) -> CommandTool:
-        return CommandTool("query_record", "Print one order record.",
-                           template="python tools/query_record.py --id {record_id}",
-                           params={"record_id": "the order id"}, cwd=root)
+def test_summarize_check_rejects_counting_stop_events_as_pushbacks():
+    def stops_as_pushbacks(result) -> dict:
+        summary = solution.summarize(result)
+        summary["pushbacks"] = sum(e.type == "stop" for e in result.events)
+        return summary
 
-    assert check_strict_query_tool(default_pattern) is False
-
-
-def test_strict_query_tool_check_rejects_a_pattern_without_a_length():
-    def any_digits(root: Path) -> CommandTool:
-        return CommandTool("query_record", "Print one order record.",
-                           template="python tools/query_record.py --id {record_id}",
-                           params={"record_id": "the order id"}, cwd=root, pattern=r"ORD-\d+")
-
-    assert check_strict_query_tool(any_digits) is False
+    assert check_summarize(stops_as_pushbacks) is False
 
 
-def _query_tool(pattern: str, name: str = "query_record"):
-    def make_query_tool(root: Path) -> CommandTool:
-        return CommandTool(name, "Print one order record.",
-                           template="python tools/query_record.py --id {record_id}",
-                           params={"record_id": "the order id"}, cwd=root, pattern=pattern)
+def test_summarize_check_rejects_leaving_out_the_sub_agents_calls():
+    def main_only(result) -> dict:
+        summary = solution.summarize(result)
+        results = [e for e in result.events if e.type == "tool_result" and e.depth == 0]
+        summary["tool_calls_ok"] = sum(e.ok for e in results)
+        summary["tool_calls_failed"] = sum(not e.ok for e in results)
+        return summary
 
-    return make_query_tool
-
-
-@pytest.mark.parametrize(("pattern", "hint"), [
-    (r"ORD-[0-9]{3,4}", "three digits"),
-    (r"[A-Z]+-\d{4}", "another prefix"),
-    (r"(?i)ORD-[0-9]{4}", "lower case"),
-    (r"ORD-\d{4}", "Arabic-Indic digits"),
-    (r"ORD.[0-9]{4}", "an underscore for the dash"),
-    (r"ORD-?[0-9]{4}", "no dash"),
-    (r"ORD-[0-9]{4}\s?", "a trailing"),
-    (r"[a-z]*ORD-[0-9]{4}", "text before the id"),
-    (r"[O][R][D]-[0-9]{4}[0-9]?", "five digits"),
-])
-def test_strict_query_tool_check_rejects_a_pattern_that_lets_a_near_miss_through(
-        pattern, hint, capsys):
-    assert check_strict_query_tool(_query_tool(pattern)) is False
-    assert hint in capsys.readouterr().out
+    assert check_summarize(main_only) is False
 
 
-def test_strict_query_tool_check_rejects_another_tool_name(capsys):
-    assert check_strict_query_tool(_query_tool(r"ORD-[0-9]{4}", name="lookup_record")) is False
-    assert "name the tool 'query_record'" in capsys.readouterr().out
+def _summarize_with(key: str, counted) -> object:
+    """The reference summary, with ``key`` counted by ``counted(event)`` over every event."""
+    def summarize(result) -> dict:
+        return {**solution.summarize(result), key: sum(counted(e) for e in result.events)}
+
+    return summarize
 
 
-def test_cancel_after_check_accepts_the_reference():
-    assert check_cancel_after(solution.CancelAfter) is True
+def test_summarize_check_rejects_counting_only_errors_as_failed():
+    errors_only = _summarize_with(
+        "tool_calls_failed", lambda e: e.type == "tool_result" and e.status == "error")
+    assert check_summarize(errors_only) is False
 
 
-def test_cancel_after_check_rejects_counting_calls_when_they_start(capsys):
-    class CancelOnStart(solution.CancelAfter):
-        def on_event(self, event: Event) -> None:
-            if event.type == "tool_call":
-                self.finished += 1
-                if self.finished >= self.n:
-                    self.cancel.set()
-
-    assert check_cancel_after(CancelOnStart) is False
-    assert "you set cancel when the n-th call started" in capsys.readouterr().out
+def test_summarize_check_rejects_counting_refused_delegations(capsys):
+    delegate_calls = _summarize_with(
+        "delegations", lambda e: e.type == "tool_call" and e.tool_name == "delegate_task")
+    assert check_summarize(delegate_calls) is False
+    assert "refused started none" in capsys.readouterr().out
 
 
-def test_cancel_after_check_rejects_an_off_by_one():
-    class CancelOneLate(solution.CancelAfter):
-        def on_event(self, event: Event) -> None:
-            if event.type == "tool_result":
-                self.finished += 1
-                if self.finished > self.n:
-                    self.cancel.set()
-
-    assert check_cancel_after(CancelOneLate) is False
+def test_summarize_check_rejects_counting_the_sub_agents_requests_as_turns(capsys):
+    every_request = _summarize_with("turns", lambda e: e.type == "model_request")
+    assert check_summarize(every_request) is False
+    assert "not the sub-agents'" in capsys.readouterr().out
 
 
-def test_cancel_after_check_rejects_counting_every_event():
-    class CountsEverything:
-        def __init__(self, n: int, cancel: threading.Event) -> None:
-            self.n, self.cancel, self.seen = n, cancel, 0
-
-        def on_event(self, event: Event) -> None:
-            self.seen += 1
-            if self.seen >= self.n:
-                self.cancel.set()
-
-    assert check_cancel_after(CountsEverything) is False
+def test_summarize_check_rejects_counting_reminders_by_the_rounds_they_cover():
+    reminder_rounds = _summarize_with(
+        "reminders", lambda e: e.data.get("rounds", 0) if e.type == "reminder" else 0)
+    assert check_summarize(reminder_rounds) is False
 
 
-def test_cancel_after_check_rejects_counting_only_the_calls_that_succeeded(capsys):
-    class CountsSuccesses(solution.CancelAfter):
-        def on_event(self, event: Event) -> None:
-            if event.type == "tool_result" and event.ok:
-                self.finished += 1
-                if self.finished >= self.n:
-                    self.cancel.set()
-
-    assert check_cancel_after(CountsSuccesses) is False
-    assert "a call that failed has finished too" in capsys.readouterr().out
+def test_tokens_by_agent_check_accepts_the_reference():
+    assert check_tokens_by_agent(solution.tokens_by_agent) is True
 
 
-def test_cancel_after_check_rejects_a_count_shared_by_every_observer():
-    class SharedCount:
-        finished: list = []  # noqa: RUF012 - on the class: the second run starts where one ended
+def test_tokens_by_agent_check_accepts_the_sub_agents_from_their_delegation_records():
+    def from_records(result) -> dict:
+        subs = {d.child_id: d.usage["total_tokens"] for d in result.delegations}
+        return {"main": result.usage["total_tokens"] - sum(subs.values()), **subs}
 
-        def __init__(self, n: int, cancel: threading.Event) -> None:
-            self.n, self.cancel = n, cancel
+    assert check_tokens_by_agent(from_records) is True
 
-        def on_event(self, event: Event) -> None:
-            if event.type == "tool_result":
-                self.finished.append(event.call_id)
-                if len(self.finished) >= self.n:
-                    self.cancel.set()
 
-    assert check_cancel_after(SharedCount) is False
+def test_tokens_by_agent_check_runs_the_shapes_its_text_promises():
+    runs = {label: play() for label, play in _token_runs()}
+    for label, result in runs.items():
+        tokens = solution.tokens_by_agent(result)
+        assert sum(tokens.values()) == result.usage["total_tokens"], label
+    lesson, two, reported, at_once = runs.values()
+    requests = [e.agent_id for e in lesson.events if e.type == "model_request"]
+    assert requests.count("main") == 8 and requests.count("main.sub1") == 2
+    assert [d.child_id for d in two.delegations] == ["main.sub1", "main.sub2"]
+    assert not any(e.type == "tool_call" and e.agent_id == "main.sub2" for e in two.events)
+    assert solution.tokens_by_agent(reported) == {"main": 3890, "main.sub1": 1070}
+    assert reported.usage["estimated"] is False
+    assert list(solution.tokens_by_agent(at_once)) == ["main"]
+
+
+def _tokens_where(counted, key: str = "total_tokens"):
+    """The reference sum, over only the model_reply events ``counted(event)`` keeps."""
+    def tokens_by_agent(result) -> dict:
+        tokens: dict = {}
+        for e in result.events:
+            if e.type == "model_reply" and counted(e):
+                tokens[e.agent_id] = tokens.get(e.agent_id, 0) + e.usage[key]
+        return tokens
+
+    return tokens_by_agent
+
+
+def test_tokens_by_agent_check_rejects_counting_only_the_main_agent(capsys):
+    assert check_tokens_by_agent(_tokens_where(lambda e: e.depth == 0)) is False
+    assert "only the main agent is there" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_prompt_tokens_only(capsys):
+    assert check_tokens_by_agent(_tokens_where(lambda e: True, "prompt_tokens")) is False
+    assert "prompt_tokens only" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_the_last_request_only(capsys):
+    def last_only(result) -> dict:
+        return {e.agent_id: e.usage["total_tokens"] for e in result.events
+                if e.type == "model_reply"}
+
+    assert check_tokens_by_agent(last_only) is False
+    assert "its last request's tokens" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_the_context_of_the_last_request(capsys):
+    def context(result) -> dict:
+        return {e.agent_id: e.usage["prompt_tokens"] for e in result.events
+                if e.type == "model_reply"}
+
+    assert check_tokens_by_agent(context) is False
+    assert "the context of its last request" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_keys_by_depth(capsys):
+    def by_depth(result) -> dict:
+        tokens: dict = {}
+        for e in result.events:
+            if e.type == "model_reply":
+                tokens[e.depth] = tokens.get(e.depth, 0) + e.usage["total_tokens"]
+        return tokens
+
+    assert check_tokens_by_agent(by_depth) is False
+    assert "your keys are depths" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_the_delegation_records_alone(capsys):
+    def records_only(result) -> dict:
+        return {d.child_id: d.usage["total_tokens"] for d in result.delegations}
+
+    assert check_tokens_by_agent(records_only) is False
+    assert "there is no 'main'" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_the_whole_run_as_the_main_agents(capsys):
+    def whole_run_as_main(result) -> dict:
+        return {"main": result.usage["total_tokens"],
+                **{d.child_id: d.usage["total_tokens"] for d in result.delegations}}
+
+    assert check_tokens_by_agent(whole_run_as_main) is False
+    assert "'main' has the whole run's tokens" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_reading_each_agents_run_end(capsys):
+    def run_ends(result) -> dict:
+        return {e.agent_id: e.usage["total_tokens"] for e in result.events
+                if e.type == "run_end"}
+
+    assert check_tokens_by_agent(run_ends) is False
+    assert "'main' has the whole run's tokens" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_dropping_an_agent_that_made_no_tool_call(capsys):
+    def agents_that_called_tools(result) -> dict:
+        agents = {e.agent_id for e in result.events if e.type == "tool_call"}
+        tokens = solution.tokens_by_agent(result)
+        return {agent: n for agent, n in tokens.items() if agent in agents}
+
+    assert check_tokens_by_agent(agents_that_called_tools) is False
+    out = capsys.readouterr().out
+    assert "main.sub2 made no tool call" in out
+    assert "two sub-agents, one that made no tool call" in out
+
+
+def test_tokens_by_agent_check_rejects_the_usage_dicts_themselves(capsys):
+    def usage_dicts(result) -> dict:
+        return {"main": result.usage,
+                **{d.child_id: d.usage for d in result.delegations}}
+
+    assert check_tokens_by_agent(usage_dicts) is False
+    assert "each value should be an int" in capsys.readouterr().out

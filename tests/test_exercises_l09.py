@@ -3,199 +3,333 @@
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l09 import check_cites_real_policy, check_order_tools
+from exercises import l09
+from exercises.l09 import check_cancel_after, check_restock, restock_one
 from solutions import l09 as solution
 
-from harness import CommandTool, Workspace
+from harness import RunControl, tool
 from harness.events import Event
 
 
-def test_cites_real_policy_check_accepts_the_reference():
-    assert check_cites_real_policy(solution.cites_real_policy) is True
+def test_cancel_after_check_accepts_the_reference():
+    assert check_cancel_after(solution.CancelAfter) is True
 
 
-def _hook(rule, citation=solution.CITATION):
-    """A stop hook factory that refuses with ``rule(ws, path, line)``'s reason, if any."""
-    def make(ws: Workspace):
-        def hook(event: Event):
-            found = citation.findall(event.final or "")
-            if not found:
-                return "no citation"
-            for path, line in found:
-                reason = rule(ws, path, int(line))
-                if reason:
-                    return f"{path}:{line} {reason}"
-            return None
-        return hook
-    return make
+def test_cancel_after_check_judges_the_same_in_a_browser(monkeypatch, capsys):
+    """A browser tab cannot start the commands: a Python tool does what they do."""
+    monkeypatch.setattr(l09, "IN_BROWSER", True)
+    assert check_cancel_after(solution.CancelAfter) is True
+
+    class CancelOnStart(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_call":
+                self.finished += 1
+                if self.finished >= self.n:
+                    self.cancel.set()
+
+    assert check_cancel_after(CancelOnStart) is False
+    assert "you set cancel when the n-th call started" in capsys.readouterr().out
 
 
-def test_cites_real_policy_check_rejects_counting_lines_with_split_newline(capsys):
-    def split_lines(ws, path, line):
-        try:
-            lines = ws.read_file(path).split("\n")  # one too many: the text ends in \n
-        except ValueError:
-            return "is no file"
-        return None if 1 <= line <= len(lines) else "is past the end"
+def test_cancel_after_check_rejects_counting_calls_when_they_start(capsys):
+    class CancelOnStart(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_call":
+                self.finished += 1
+                if self.finished >= self.n:
+                    self.cancel.set()
 
-    assert check_cites_real_policy(_hook(split_lines)) is False
-    assert "a line one past the end" in capsys.readouterr().out
-
-
-def test_cites_real_policy_check_rejects_checking_files_without_the_workspace(capsys):
-    def any_file(ws, path, line):
-        file = ws.root / path
-        if not file.is_file():
-            return "is no file"
-        lines = file.read_text(encoding="utf-8").splitlines()
-        return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
-
-    assert check_cites_real_policy(_hook(any_file)) is False
-    assert "a file outside the workspace" in capsys.readouterr().out
+    assert check_cancel_after(CancelOnStart) is False
+    assert "you set cancel when the n-th call started" in capsys.readouterr().out
 
 
-def test_cites_real_policy_check_rejects_checking_only_the_first_citation():
-    def first_only(ws):
-        hook = solution.cites_real_policy(ws)
+def test_cancel_after_check_rejects_an_off_by_one():
+    class CancelOneLate(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished += 1
+                if self.finished > self.n:
+                    self.cancel.set()
 
-        def check(event: Event):
-            first = solution.CITATION.search(event.final or "")
-            return hook(Event("stop", data={"final": first.group(0) if first else ""}))
-        return check
-
-    assert check_cites_real_policy(first_only) is False
-
-
-def test_cites_real_policy_check_rejects_accepting_a_blank_line(capsys):
-    def any_line(ws, path, line):
-        try:
-            count = len(ws.read_file(path).splitlines())
-        except ValueError:
-            return "is no file"
-        return None if 1 <= line <= count else "is past the end"
-
-    assert check_cites_real_policy(_hook(any_line)) is False
-    assert "a blank line" in capsys.readouterr().out
+    assert check_cancel_after(CancelOneLate) is False
 
 
-def test_cites_real_policy_check_rejects_accepting_line_zero():
-    def from_zero(ws, path, line):
-        try:
-            lines = ws.read_file(path).splitlines()
-        except ValueError:
-            return "is no file"
-        return None if line <= len(lines) and lines[line - 1].strip() else "is no line"
+def test_cancel_after_check_rejects_counting_every_event():
+    class CountsEverything:
+        def __init__(self, n: int, cancel: threading.Event) -> None:
+            self.n, self.cancel, self.seen = n, cancel, 0
 
-    assert check_cites_real_policy(_hook(from_zero)) is False
+        def on_event(self, event: Event) -> None:
+            self.seen += 1
+            if self.seen >= self.n:
+                self.cancel.set()
 
-
-def test_cites_real_policy_check_rejects_a_reason_that_does_not_name_the_citation(capsys):
-    def vague(ws):
-        hook = solution.cites_real_policy(ws)
-        return lambda event: hook(event) and "a citation is wrong."
-
-    assert check_cites_real_policy(vague) is False
-    assert "does not quote the bad citation" in capsys.readouterr().out
+    assert check_cancel_after(CountsEverything) is False
 
 
-def test_cites_real_policy_check_rejects_a_hook_that_refuses_every_answer():
-    assert check_cites_real_policy(lambda ws: lambda event: "check your sources") is False
+def test_cancel_after_check_rejects_counting_only_the_calls_that_succeeded(capsys):
+    class CountsSuccesses(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result" and event.ok:
+                self.finished += 1
+                if self.finished >= self.n:
+                    self.cancel.set()
+
+    assert check_cancel_after(CountsSuccesses) is False
+    assert "a call that failed has finished too" in capsys.readouterr().out
 
 
-def _real_line(ws, path, line):
-    try:
-        lines = ws.read_file(path).splitlines()
-    except ValueError:
-        return "names no file"
-    return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
+def test_cancel_after_check_rejects_a_count_shared_by_every_observer():
+    class SharedCount:
+        finished: list = []  # noqa: RUF012 - on the class: the second run starts where one ended
+
+        def __init__(self, n: int, cancel: threading.Event) -> None:
+            self.n, self.cancel = n, cancel
+
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished.append(event.call_id)
+                if len(self.finished) >= self.n:
+                    self.cancel.set()
+
+    assert check_cancel_after(SharedCount) is False
 
 
-def test_cites_real_policy_check_accepts_the_rule_written_with_the_test_helper():
-    assert check_cites_real_policy(_hook(_real_line)) is True
+# -- exercise 2: restock ----------------------------------------------------------------
+
+def _rejected(restock: Any, capsys, hint: str) -> None:
+    assert check_restock(restock) is False
+    out = capsys.readouterr().out
+    assert hint in out, out
 
 
-def test_cites_real_policy_check_rejects_a_last_line_counted_out(capsys):
-    def one_short(ws, path, line):  # tests line < len(lines): the last line counted out
-        reason = _real_line(ws, path, line)
-        if reason is None and line == len(ws.read_file(path).splitlines()):
-            return "is past the end"
-        return reason
-
-    assert check_cites_real_policy(_hook(one_short)) is False
-    assert "a real line" in capsys.readouterr().out
+def test_restock_check_accepts_the_reference():
+    assert check_restock(solution.restock) is True
 
 
-def test_cites_real_policy_check_rejects_paths_without_dashes():
-    narrow = solution.re.compile(r"([\w./]+\.md):(\d+)")  # cuts gift-cards.md to cards.md
-    assert check_cites_real_policy(_hook(_real_line, citation=narrow)) is False
+def test_restock_check_accepts_a_tool_that_asks_after_each_sku():
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus, start=1):
+            restock_one(sku)
+            if (reason := control.stop_reason()) and done < len(skus):
+                return f"Stopped ({reason}) after restocking {done} of {len(skus)} SKUs."
+        return f"All {len(skus)} SKUs restocked."
+
+    assert check_restock(restock) is True
 
 
-def test_order_tools_check_accepts_the_reference():
-    assert check_order_tools(solution.order_tools) is True
+def test_restock_check_says_the_stub_is_not_done(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        raise NotImplementedError
+
+    _rejected(restock, capsys, "the exercise is not done")
 
 
-def _order_tools(lookup_effects: bool, export_effects: bool):
-    def make(root: Path) -> list[CommandTool]:
-        lookup, export = solution.order_tools(root)
-        return [CommandTool("lookup_order", lookup.description,
-                            template="python tools/query_record.py --id {order_id}",
-                            params={"order_id": "the order id"}, cwd=root,
-                            side_effects=lookup_effects),
-                CommandTool("export_order", export.description,
-                            template="python tools/export_order.py {order_id}",
-                            params={"order_id": "the order id"}, cwd=root,
-                            side_effects=export_effects)]
-    return make
+def test_restock_check_rejects_a_tool_that_ignores_control(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for sku in skus:
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "went on and restocked all 8 SKUs. Before each SKU")
 
 
-def test_order_tools_check_rejects_a_lookup_left_with_the_default_side_effects(capsys):
-    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=True)) is False
-    assert "it did not run again" in capsys.readouterr().out
+def test_restock_check_rejects_asking_once_before_the_loop(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        if reason := control.stop_reason():
+            return f"Stopped ({reason}) after 0 of {len(skus)} SKUs."
+        for sku in skus:
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "inside the loop (not once before it)")
 
 
-def test_order_tools_check_rejects_an_export_declared_without_side_effects(capsys):
-    assert check_order_tools(_order_tools(lookup_effects=False, export_effects=False)) is False
-    assert "the replay exported ORD-1002 again" in capsys.readouterr().out
+STOP = threading.Event()  # a flag of the tool's own: the run's cancel never reaches it
 
 
-def test_order_tools_check_rejects_the_two_declarations_swapped():
-    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=False)) is False
+def test_restock_check_rejects_a_global_event(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if STOP.is_set():
+                return f"Stopped (cancelled) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "not a flag of your own")
 
 
-def test_order_tools_check_rejects_an_export_that_does_not_run_the_script():
-    def echo_export(root: Path) -> list[CommandTool]:
-        lookup, _ = solution.order_tools(root)
-        return [lookup, CommandTool("export_order", "Send one order to the warehouse.",
-                                    template="echo exported {order_id}",
-                                    params={"order_id": "the order id"}, cwd=root)]
+def test_restock_check_rejects_watching_only_the_cancel_event(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if control.cancel is not None and control.cancel.is_set():
+                return f"Stopped (cancelled) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
 
-    assert check_order_tools(echo_export) is False
-
-
-def _tools_from(param: str, lookup: str, export: str):
-    """lookup_order and export_order with these templates and parameter, effects declared."""
-    def make(root: Path) -> list[CommandTool]:
-        return [CommandTool(name, "An order tool.", template=template,
-                            params={param: "the order id"}, cwd=root, side_effects=effects)
-                for name, template, effects in (("lookup_order", lookup, False),
-                                                ("export_order", export, True))]
-    return make
+    _rejected(restock, capsys, "says 'time_limit' once the deadline has passed")
 
 
-LOOKUP, EXPORT = "python tools/query_record.py --id {}", "python tools/export_order.py {}"
+def test_restock_check_rejects_a_cancel_event_that_is_not_there(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if control.cancel.is_set():
+                return f"Stopped (cancelled) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "there is no cancel event (control.cancel is None)")
 
 
-def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
-    record_id = _tools_from("record_id", LOOKUP.format("{record_id}"),
-                            EXPORT.format("{record_id}"))
-    assert check_order_tools(record_id) is False
-    assert "the model should fill only order_id" in capsys.readouterr().out
+def test_restock_check_rejects_raising_to_stop(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for sku in skus:
+            if reason := control.stop_reason():
+                raise RuntimeError(f"stopped: {reason}")
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "your tool raised")
 
 
-def test_order_tools_check_rejects_the_two_templates_swapped():
-    swapped = _tools_from("order_id", EXPORT.format("{order_id}"), LOOKUP.format("{order_id}"))
-    assert check_order_tools(swapped) is False
+def test_restock_check_rejects_stopping_with_the_controls_own_check(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for sku in skus:
+            control.check()   # raises RunOver
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "Return a text instead")
+
+
+def test_restock_check_rejects_a_stop_that_does_not_say_how_far_it_got(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for sku in skus:
+            if reason := control.stop_reason():
+                return f"Stopped ({reason})."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "say how far it got")
+
+
+def test_restock_check_rejects_a_count_one_too_high(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for i, sku in enumerate(skus):
+            if reason := control.stop_reason():
+                return f"Stopped ({reason}) after {i + 1} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "count the SKUs done")
+
+
+def test_restock_check_rejects_a_stop_that_does_not_say_why(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if control.stop_reason():
+                return f"Stopped after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "say why it stopped")
+
+
+def test_restock_check_rejects_stopping_one_sku_late(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus, start=1):
+            reason = control.stop_reason()
+            restock_one(sku)
+            if reason:
+                return f"Stopped ({reason}) after {done} of {len(skus)} SKUs."
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "restocked one SKU more (4)")
+
+
+def test_restock_check_rejects_stop_reason_without_its_parentheses(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if control.stop_reason:
+                return f"Stopped ({control.stop_reason}) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "Call control.stop_reason() with its parentheses")
+
+
+def test_restock_check_rejects_an_end_that_does_not_say_all_were_done(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if reason := control.stop_reason():
+                return f"Stopped ({reason}) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return "Done."
+
+    _rejected(restock, capsys, "with no brake, your tool restocked all 8 SKUs but said 'Done.'")
+
+
+def test_restock_check_rejects_control_typed_object(capsys):
+    @tool
+    def restock(skus: list[str], control: object = None) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if reason := control.stop_reason():
+                return f"Stopped ({reason}) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "it should fill only skus. Type control as RunControl")
+
+
+def test_restock_check_rejects_control_typed_any(capsys):
+    @tool
+    def restock(skus: list[str], control: Any) -> str:
+        """Restock each SKU."""
+        return solution.restock.fn(skus, control)
+
+    _rejected(restock, capsys, "the model fills ['control', 'skus']")
+
+
+def test_restock_check_rejects_a_plain_function(capsys):
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        return solution.restock.fn(skus, control)
+
+    _rejected(restock, capsys, "put @tool above the def")

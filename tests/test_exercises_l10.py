@@ -2,178 +2,218 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l10 import NOTE, check_make_model, check_replay
+from exercises.l10 import SECRETS, check_report_env, check_strict_query_tool
 from solutions import l10 as solution
 
-from harness import Agent, CallLog, RunResult, ScriptedModel, Tool
+import pytest
+
+from harness import CommandTool, Tool, ToolResult, Workspace, tool
+from harness.workspace.process import run_process
+
+REPORT = [sys.executable, "tools/shipping_report.py"]
 
 
-def test_make_model_check_accepts_the_reference():
-    assert check_make_model(solution.make_model) is True
+def test_strict_query_tool_check_accepts_the_reference():
+    assert check_strict_query_tool(solution.make_query_tool) is True
 
 
-def test_make_model_check_rejects_an_ollama_url_without_v1():
-    def no_v1(preset: str) -> dict:
-        settings = solution.make_model(preset)
-        if preset.lower() == "ollama":
-            settings["base_url"] = "http://localhost:11434"
-        return settings
+def test_strict_query_tool_check_rejects_the_default_pattern():
+    def default_pattern(root: Path) -> CommandTool:
+        return CommandTool("query_record", "Print one order record.",
+                           template="python tools/query_record.py --id {record_id}",
+                           params={"record_id": "the order id"}, cwd=root)
 
-    assert check_make_model(no_v1) is False
+    assert check_strict_query_tool(default_pattern) is False
 
 
-def test_make_model_check_says_how_to_fix_a_case_sensitive_lookup(capsys):
-    def case_sensitive(preset: str) -> dict:
-        model, base_url, needs_key = solution.PRESETS[preset]
-        return {"model": model, "base_url": base_url, "needs_key": needs_key}
+def test_strict_query_tool_check_rejects_a_pattern_without_a_length():
+    def any_digits(root: Path) -> CommandTool:
+        return CommandTool("query_record", "Print one order record.",
+                           template="python tools/query_record.py --id {record_id}",
+                           params={"record_id": "the order id"}, cwd=root, pattern=r"ORD-\d+")
 
-    assert check_make_model(case_sensitive) is False
+    assert check_strict_query_tool(any_digits) is False
+
+
+def _query_tool(pattern: str, name: str = "query_record"):
+    def make_query_tool(root: Path) -> CommandTool:
+        return CommandTool(name, "Print one order record.",
+                           template="python tools/query_record.py --id {record_id}",
+                           params={"record_id": "the order id"}, cwd=root, pattern=pattern)
+
+    return make_query_tool
+
+
+@pytest.mark.parametrize(("pattern", "hint"), [
+    (r"ORD-[0-9]{3,4}", "three digits"),
+    (r"[A-Z]+-\d{4}", "another prefix"),
+    (r"(?i)ORD-[0-9]{4}", "lower case"),
+    (r"ORD-\d{4}", "Arabic-Indic digits"),
+    (r"ORD.[0-9]{4}", "an underscore for the dash"),
+    (r"ORD-?[0-9]{4}", "no dash"),
+    (r"ORD-[0-9]{4}\s?", "a trailing"),
+    (r"[a-z]*ORD-[0-9]{4}", "text before the id"),
+    (r"[O][R][D]-[0-9]{4}[0-9]?", "five digits"),
+])
+def test_strict_query_tool_check_rejects_a_pattern_that_lets_a_near_miss_through(
+        pattern, hint, capsys):
+    assert check_strict_query_tool(_query_tool(pattern)) is False
+    assert hint in capsys.readouterr().out
+
+
+def test_strict_query_tool_check_rejects_another_tool_name(capsys):
+    assert check_strict_query_tool(_query_tool(r"ORD-[0-9]{4}", name="lookup_record")) is False
+    assert "name the tool 'query_record'" in capsys.readouterr().out
+
+
+def _report_tool(run: Callable[[Path], object]) -> Callable[[Path], Tool]:
+    """make_report_tool whose shipping_report calls ``run(root)``."""
+    def make_report_tool(root: Path) -> Tool:
+        @tool
+        def shipping_report() -> ToolResult:
+            """Print the shipping report of the shop's region."""
+            return run(root)
+
+        return shipping_report
+
+    return make_report_tool
+
+
+def test_report_env_check_accepts_the_reference():
+    before = dict(os.environ)
+    assert check_report_env(solution.make_report_tool) is True
+    assert dict(os.environ) == before
+
+
+def test_report_env_check_accepts_a_command_tool_that_runs_env():
+    def with_env(root: Path) -> CommandTool:  # no shell: env(1) sets the variable, then execs
+        return CommandTool("shipping_report", "Print the shipping report.",
+                           template=f"env SHOP_REGION=eu {shlex.quote(sys.executable)} "
+                                    "tools/shipping_report.py", params={}, cwd=root)
+
+    assert check_report_env(with_env) is True
+
+
+@pytest.mark.parametrize("env", [
+    pytest.param(lambda: os.environ, id="os.environ"),
+    pytest.param(lambda: {**os.environ, "SHOP_REGION": "eu"}, id="a copy plus the region"),
+])
+def test_report_env_check_rejects_the_harnesss_environment(env, capsys):
+    wrong = _report_tool(lambda root: run_process(REPORT, cwd=root, env=env()))
+    assert check_report_env(wrong) is False
     out = capsys.readouterr().out
-    assert "in any capitalisation" in out
-    assert "preset.lower()" in out
+    assert "the script saw the harness's secrets: SHOP_DB_URL, SHOP_PAYMENTS_KEY" in out
+    assert "pass only {'SHOP_REGION': 'eu'}" in out
 
 
-def test_make_model_check_says_the_preset_names_to_a_table_keyed_by_display_name(capsys):
-    def display_names(preset: str) -> dict:
-        table = {"OpenAI": "openai", "DeepSeek": "deepseek", "GLM": "glm",
-                 "Ollama": "ollama", "vLLM": "vllm"}
-        by_name = {shown: solution.PRESETS[key] for shown, key in table.items()}
-        model, base_url, needs_key = by_name[preset]
-        return {"model": model, "base_url": base_url, "needs_key": needs_key}
+def test_report_env_check_rejects_a_filter_of_secret_looking_names(capsys):
+    def without_secrets() -> dict[str, str]:
+        hidden = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+        return {**{k: v for k, v in os.environ.items() if not any(h in k for h in hidden)},
+                "SHOP_REGION": "eu"}
 
-    assert check_make_model(display_names) is False
-    assert "openai, deepseek, glm, ollama, vllm" in capsys.readouterr().out
-
-
-def test_make_model_check_rejects_a_vllm_model_name_without_its_organisation(capsys):
-    def short_name(preset: str) -> dict:
-        settings = solution.make_model(preset)
-        if preset.lower() == "vllm":
-            settings["model"] = "Qwen2.5-7B-Instruct"
-        return settings
-
-    assert check_make_model(short_name) is False
-    assert "'Qwen/Qwen2.5-7B-Instruct'" in capsys.readouterr().out
+    wrong = _report_tool(lambda root: run_process(REPORT, cwd=root, env=without_secrets()))
+    assert check_report_env(wrong) is False
+    out = capsys.readouterr().out
+    assert "secrets: SHOP_DB_URL;" in out and "a password inside a URL" in out
 
 
-def test_make_model_check_rejects_an_unknown_preset_error_without_the_names():
-    def terse(preset: str) -> dict:
-        if preset.lower() not in solution.PRESETS:
-            raise ValueError("unknown preset")
-        return solution.make_model(preset)
-
-    assert check_make_model(terse) is False
+def test_report_env_check_rejects_a_process_without_the_region(capsys):
+    wrong = _report_tool(lambda root: run_process(REPORT, cwd=root))
+    assert check_report_env(wrong) is False
+    out = capsys.readouterr().out
+    assert "the script saw no SHOP_REGION" in out and "SHOP_REGION is not set" in out
 
 
-def _unknown_raises(exc_type, message):
-    def make_model(preset: str) -> dict:
-        if preset.lower() not in solution.PRESETS:
-            raise exc_type(message)
-        return solution.make_model(preset)
+def test_report_env_check_rejects_the_region_set_in_the_harnesss_environment(capsys):
+    def set_here(root: Path) -> ToolResult:
+        os.environ["SHOP_REGION"] = "eu"
+        return run_process(REPORT, cwd=root)
 
-    return make_model
-
-
-def test_make_model_check_rejects_an_error_that_names_four_of_the_five_presets(capsys):
-    four = _unknown_raises(ValueError, "unknown preset; known: openai, deepseek, glm, ollama")
-    assert check_make_model(four) is False
-    assert "leaves out vllm" in capsys.readouterr().out
+    assert check_report_env(_report_tool(set_here)) is False
+    assert "setting it in os.environ does not get it through" in capsys.readouterr().out
+    assert "SHOP_REGION" not in os.environ and not set(SECRETS) & set(os.environ)
 
 
-def test_make_model_check_rejects_a_key_error_for_an_unknown_preset(capsys):
-    key_error = _unknown_raises(KeyError, "no-such-provider: openai, deepseek, glm, ollama, vllm")
-    assert check_make_model(key_error) is False
-    assert "raise ValueError" in capsys.readouterr().out
+def test_report_env_check_rejects_the_region_as_the_models_argument(capsys):
+    def make_report_tool(root: Path) -> Tool:
+        @tool
+        def shipping_report(region: str) -> ToolResult:
+            """Print the shipping report of a region.
+
+            Args:
+                region: the region to report on, e.g. eu.
+            """
+            return run_process(REPORT, cwd=root, env={"SHOP_REGION": region})
+
+        return shipping_report
+
+    assert check_report_env(make_report_tool) is False
+    assert "the model fills in ['region']: it should fill in nothing" in capsys.readouterr().out
 
 
-def test_make_model_check_rejects_none_for_an_unknown_preset():
-    def quiet(preset: str):
-        return solution.make_model(preset) if preset.lower() in solution.PRESETS else None
-
-    assert check_make_model(quiet) is False
-
-
-def test_make_model_check_rejects_the_openai_url_written_out(capsys):
-    def explicit_url(preset: str) -> dict:
-        got = solution.make_model(preset)
-        return {**got, "base_url": got["base_url"] or "https://api.openai.com/v1"}
-
-    assert check_make_model(explicit_url) is False
-    assert "base_url should be None" in capsys.readouterr().out
+@pytest.mark.parametrize("run", [
+    pytest.param(lambda root: run_process(
+        ["sh", "-c", f"export SHOP_REGION=eu; {shlex.join(REPORT)}"], cwd=root), id="sh -c"),
+    pytest.param(lambda root: Workspace(root).run_shell(
+        f"export SHOP_REGION=eu && {shlex.join(REPORT)}"), id="run_shell"),
+    pytest.param(lambda root: Workspace(root).run_shell(
+        f"SHOP_REGION=eu {shlex.join(REPORT)}"), id="VAR=value"),
+])
+def test_report_env_check_rejects_a_shell_that_exports_the_region(run, capsys):
+    assert check_report_env(_report_tool(run)) is False
+    out = capsys.readouterr().out
+    assert "your tool started a shell" in out and "give it the region as env=" in out
 
 
-def test_replay_check_accepts_the_reference():
-    assert check_replay(solution.replay) is True
+def test_report_env_check_rejects_subprocess_with_only_the_region(capsys):
+    def plain(root: Path) -> str:
+        done = subprocess.run(REPORT, cwd=root, env={"SHOP_REGION": "eu"},
+                              capture_output=True, text=True, timeout=10)
+        return done.stdout
+
+    assert check_report_env(_report_tool(plain)) is False
+    assert "the script started without PATH" in capsys.readouterr().out
 
 
-def _replay_agent(path: Path, tools: list[Tool]) -> tuple[Agent, str]:
-    recorded = RunResult.load(path)
-    agent = Agent(ScriptedModel.from_run(path), tools, system=recorded.messages[0]["content"])
-    return agent, recorded.messages[1]["content"]
+def test_report_env_check_rejects_subprocess_with_the_harnesss_environment(capsys):
+    def inherits(root: Path) -> str:
+        done = subprocess.run(REPORT, cwd=root, capture_output=True, text=True, timeout=10,
+                              env={**os.environ, "SHOP_REGION": "eu"})
+        return done.stdout
+
+    assert check_report_env(_report_tool(inherits)) is False
+    assert "the script saw the harness's secrets" in capsys.readouterr().out
 
 
-def test_replay_check_rejects_a_replay_that_writes_again(capsys):
-    def runs_every_tool(path: Path, tools: list[Tool]) -> RunResult:
-        agent, task = _replay_agent(path, tools)
-        return agent.run(task)
-
-    assert check_replay(runs_every_tool) is False
-    assert f"the replay wrote {NOTE} again" in capsys.readouterr().out
+def test_report_env_check_rejects_a_script_run_outside_the_workspace(capsys):
+    wrong = _report_tool(lambda root: run_process(REPORT, env={"SHOP_REGION": "eu"}))
+    assert check_report_env(wrong) is False
+    assert "the script never ran" in capsys.readouterr().out
 
 
-def test_replay_check_rejects_a_replay_that_answers_every_call_from_the_record(capsys):
-    def nothing_runs(path: Path, tools: list[Tool]) -> RunResult:
-        agent, task = _replay_agent(path, tools)
-        return agent.run(task, call_log=CallLog.from_run(path, reuse="all"))
+def test_report_env_check_takes_its_secrets_out_again_when_the_tool_raises():
+    def crashes(root: Path) -> ToolResult:
+        raise RuntimeError("boom")
 
-    assert check_replay(nothing_runs) is False
-    assert "read-only tools must run again" in capsys.readouterr().out
-
-
-def test_replay_check_rejects_a_replay_without_the_tools_that_have_side_effects():
-    def switched_off(path: Path, tools: list[Tool]) -> RunResult:
-        agent, task = _replay_agent(path, [t for t in tools if not t.side_effects])
-        return agent.run(task)
-
-    assert check_replay(switched_off) is False
+    before = dict(os.environ)
+    assert check_report_env(_report_tool(crashes)) is False
+    assert dict(os.environ) == before
 
 
-def test_replay_check_rejects_loading_the_recording_without_running_it():
-    def load_only(path: Path, tools: list[Tool]) -> RunResult:
-        return RunResult.load(path)
+def test_report_env_check_in_the_browser_judges_the_name_and_parameters_only(monkeypatch,
+                                                                             capsys):
+    import exercises.l10 as checks
 
-    assert check_replay(load_only) is False
-
-
-def test_replay_check_rejects_a_replay_with_the_default_system_prompt():
-    def default_system(path: Path, tools: list[Tool]) -> RunResult:
-        task = RunResult.load(path).messages[1]["content"]
-        log = CallLog.from_run(path)
-        return Agent(ScriptedModel.from_run(path), tools).run(task, call_log=log)
-
-    assert check_replay(default_system) is False
-
-
-def test_replay_check_rejects_a_replay_that_goes_on_with_the_recorded_conversation():
-    def continues(path: Path, tools: list[Tool]) -> RunResult:
-        agent, task = _replay_agent(path, tools)
-        return agent.run(task, messages=RunResult.load(path).messages,
-                         call_log=CallLog.from_run(path))
-
-    assert check_replay(continues) is False
-
-
-def test_replay_check_rejects_a_replay_that_stops_before_the_end(capsys):
-    def short(path: Path, tools: list[Tool]) -> RunResult:
-        recorded = RunResult.load(path)
-        agent = Agent(ScriptedModel.from_run(path), tools, max_turns=2,
-                      system=recorded.messages[0]["content"])
-        return agent.run(recorded.messages[1]["content"], call_log=CallLog.from_run(path))
-
-    assert check_replay(short) is False
-    assert "messages" in capsys.readouterr().out
+    monkeypatch.setattr(checks, "IN_BROWSER", True)
+    assert check_report_env(_report_tool(lambda root: run_process(REPORT, cwd=root))) is True
+    assert "a browser tab cannot start a program" in capsys.readouterr().out

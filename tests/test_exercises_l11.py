@@ -1,227 +1,201 @@
-"""Lesson 11's exercise checks accept the reference solutions and reject plausible mistakes,
-each with a hint that says what to change."""
+"""Lesson 11 exercise checks: each accepts the reference solution and rejects a wrong one."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-LESSONS = Path(__file__).resolve().parent.parent / "lessons"
-sys.path.insert(0, str(LESSONS))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-from exercises.l11 import (  # noqa: E402
-    LastMessages,
-    broken_request,
-    check_keep_rounds,
-    check_last_messages_fixed,
-    long_run,
-)
-from solutions import l11  # noqa: E402
+from exercises.l11 import check_cites_real_policy, check_order_tools
+from solutions import l11 as solution
 
-from harness import Mechanism  # noqa: E402
+from harness import CommandTool, Workspace
+from harness.events import Event
 
 
-def starts(messages: list[dict]) -> list[int]:
-    return [i for i in range(2, len(messages)) if messages[i]["role"] == "assistant"]
+def test_cites_real_policy_check_accepts_the_reference():
+    assert check_cites_real_policy(solution.cites_real_policy) is True
 
 
-# -- exercise 1: keep the last rounds --------------------------------------------------
+def _hook(rule, citation=solution.CITATION):
+    """A stop hook factory that refuses with ``rule(ws, path, line)``'s reason, if any."""
+    def make(ws: Workspace):
+        def hook(event: Event):
+            found = citation.findall(event.final or "")
+            if not found:
+                return "no citation"
+            for path, line in found:
+                reason = rule(ws, path, int(line))
+                if reason:
+                    return f"{path}:{line} {reason}"
+            return None
+        return hook
+    return make
 
 
-def test_keep_rounds_check_accepts_the_reference(capsys):
-    assert check_keep_rounds(l11.KeepRounds) is True
-    assert "PASS" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_counting_lines_with_split_newline(capsys):
+    def split_lines(ws, path, line):
+        try:
+            lines = ws.read_file(path).split("\n")  # one too many: the text ends in \n
+        except ValueError:
+            return "is no file"
+        return None if 1 <= line <= len(lines) else "is past the end"
 
+    assert check_cites_real_policy(_hook(split_lines)) is False
+    assert "a line one past the end" in capsys.readouterr().out
 
-def test_keep_rounds_check_rejects_two_messages_a_round(capsys):
-    class TwoMessagesARound(Mechanism):  # true until a reply makes two calls
-        def __init__(self, rounds=2):
-            self.rounds = rounds
 
-        def before_request(self, messages):
-            return [*messages[:2], *messages[2:][-2 * self.rounds:]]
+def test_cites_real_policy_check_rejects_checking_files_without_the_workspace(capsys):
+    def any_file(ws, path, line):
+        file = ws.root / path
+        if not file.is_file():
+            return "is no file"
+        lines = file.read_text(encoding="utf-8").splitlines()
+        return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
 
-    assert check_keep_rounds(TwoMessagesARound) is False
-    out = capsys.readouterr().out
-    assert "without the assistant message that called it" in out
-    assert "cut where a round starts" in out
+    assert check_cites_real_policy(_hook(any_file)) is False
+    assert "a file outside the workspace" in capsys.readouterr().out
 
 
-def test_keep_rounds_check_rejects_dropping_the_task(capsys):
-    class NoTask(l11.KeepRounds):
-        def before_request(self, messages):
-            sent = super().before_request(messages)
-            return [sent[0], *sent[2:]]
+def test_cites_real_policy_check_rejects_checking_only_the_first_citation():
+    def first_only(ws):
+        hook = solution.cites_real_policy(ws)
 
-    assert check_keep_rounds(NoTask) is False
-    assert "keep messages[1], the task" in capsys.readouterr().out
+        def check(event: Event):
+            first = solution.CITATION.search(event.final or "")
+            return hook(Event("stop", data={"final": first.group(0) if first else ""}))
+        return check
 
+    assert check_cites_real_policy(first_only) is False
 
-def test_keep_rounds_check_rejects_editing_the_transcript_in_place(capsys):
-    class InPlace(l11.KeepRounds):
-        def before_request(self, messages):
-            found = starts(messages)
-            if len(found) >= self.rounds:
-                del messages[2:found[-self.rounds]]
-            return messages
 
-    assert check_keep_rounds(InPlace) is False
-    assert "Build a new list and return it" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_accepting_a_blank_line(capsys):
+    def any_line(ws, path, line):
+        try:
+            count = len(ws.read_file(path).splitlines())
+        except ValueError:
+            return "is no file"
+        return None if 1 <= line <= count else "is past the end"
 
+    assert check_cites_real_policy(_hook(any_line)) is False
+    assert "a blank line" in capsys.readouterr().out
 
-def test_keep_rounds_check_rejects_one_round_too_few(capsys):
-    class OneTooFew(l11.KeepRounds):
-        def __init__(self, rounds=2):
-            super().__init__(rounds - 1)
 
-    assert check_keep_rounds(OneTooFew) is False
-    assert "count assistant messages, not messages" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_accepting_line_zero():
+    def from_zero(ws, path, line):
+        try:
+            lines = ws.read_file(path).splitlines()
+        except ValueError:
+            return "is no file"
+        return None if line <= len(lines) and lines[line - 1].strip() else "is no line"
 
+    assert check_cites_real_policy(_hook(from_zero)) is False
 
-def test_keep_rounds_check_rejects_sending_everything(capsys):
-    class Everything(l11.KeepRounds):
-        def before_request(self, messages):
-            return messages
 
-    assert check_keep_rounds(Everything) is False
-    assert "drop every round before the last 2" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_a_reason_that_does_not_name_the_citation(capsys):
+    def vague(ws):
+        hook = solution.cites_real_policy(ws)
+        return lambda event: hook(event) and "a citation is wrong."
 
+    assert check_cites_real_policy(vague) is False
+    assert "does not quote the bad citation" in capsys.readouterr().out
 
-def test_keep_rounds_check_rejects_a_tail_that_overlaps_the_prelude(capsys):
-    class Overlap(l11.KeepRounds):  # counts rounds from messages[0]: fine once the run is long
-        def before_request(self, messages):
-            found = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-            start = found[-self.rounds] if len(found) >= self.rounds else 0
-            return [*messages[:2], *messages[start:]]
 
-    assert check_keep_rounds(Overlap) is False
-    assert "2 system messages" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_a_hook_that_refuses_every_answer():
+    assert check_cites_real_policy(lambda ws: lambda event: "check your sources") is False
 
 
-def test_keep_rounds_check_says_what_to_do_without_a_rounds_parameter(capsys):
-    class NoParameter(Mechanism):
-        def before_request(self, messages):
-            return messages
+def _real_line(ws, path, line):
+    try:
+        lines = ws.read_file(path).splitlines()
+    except ValueError:
+        return "names no file"
+    return None if 1 <= line <= len(lines) and lines[line - 1].strip() else "is no line"
 
-    assert check_keep_rounds(NoParameter) is False
-    assert "give __init__ the parameter rounds" in capsys.readouterr().out
 
+def test_cites_real_policy_check_accepts_the_rule_written_with_the_test_helper():
+    assert check_cites_real_policy(_hook(_real_line)) is True
 
-# -- exercise 2: the bug in LastMessages --------------------------------------------------
 
+def test_cites_real_policy_check_rejects_a_last_line_counted_out(capsys):
+    def one_short(ws, path, line):  # tests line < len(lines): the last line counted out
+        reason = _real_line(ws, path, line)
+        if reason is None and line == len(ws.read_file(path).splitlines()):
+            return "is past the end"
+        return reason
 
-def test_the_given_rule_really_splits_a_call_from_its_result():
-    _, model = long_run(LastMessages)
-    n = broken_request(model)
-    assert n is not None
-    sent = model.requests[n - 1]["messages"]
-    assert sent[2]["role"] == "tool"
-    _, fixed = long_run(l11.LastMessagesFixed)
-    assert broken_request(fixed) is None
+    assert check_cites_real_policy(_hook(one_short)) is False
+    assert "a real line" in capsys.readouterr().out
 
 
-def test_last_messages_check_accepts_the_reference(capsys):
-    assert check_last_messages_fixed(l11.LastMessagesFixed) is True
-    assert "PASS" in capsys.readouterr().out
+def test_cites_real_policy_check_rejects_paths_without_dashes():
+    narrow = solution.re.compile(r"([\w./]+\.md):(\d+)")  # cuts gift-cards.md to cards.md
+    assert check_cites_real_policy(_hook(_real_line, citation=narrow)) is False
 
 
-def test_last_messages_check_rejects_the_bug_itself(capsys):
-    assert check_last_messages_fixed(LastMessages) is False
-    assert "move it back to the assistant message" in capsys.readouterr().out
+def test_order_tools_check_accepts_the_reference():
+    assert check_order_tools(solution.order_tools) is True
 
 
-def test_last_messages_check_rejects_moving_the_cut_forward(capsys):
-    class Forward(LastMessages):
-        def before_request(self, messages):
-            start = max(2, len(messages) - self.keep)
-            while start < len(messages) and messages[start]["role"] == "tool":
-                start += 1
-            return [*messages[:2], *messages[start:]]
+def _order_tools(lookup_effects: bool, export_effects: bool):
+    def make(root: Path) -> list[CommandTool]:
+        lookup, export = solution.order_tools(root)
+        return [CommandTool("lookup_order", lookup.description,
+                            template="python tools/query_record.py --id {order_id}",
+                            params={"order_id": "the order id"}, cwd=root,
+                            side_effects=lookup_effects),
+                CommandTool("export_order", export.description,
+                            template="python tools/export_order.py {order_id}",
+                            params={"order_id": "the order id"}, cwd=root,
+                            side_effects=export_effects)]
+    return make
 
-    assert check_last_messages_fixed(Forward) is False
-    assert "move the cut back instead" in capsys.readouterr().out
 
+def test_order_tools_check_rejects_a_lookup_left_with_the_default_side_effects(capsys):
+    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=True)) is False
+    assert "it did not run again" in capsys.readouterr().out
 
-def test_last_messages_check_rejects_dropping_the_orphaned_results(capsys):
-    class DropOrphans(LastMessages):
-        def before_request(self, messages):
-            tail = messages[2:][-self.keep:]
-            called = {c["id"] for m in tail for c in m.get("tool_calls") or ()}
-            return [*messages[:2], *(m for m in tail
-                                     if m["role"] != "tool" or m["tool_call_id"] in called)]
 
-    assert check_last_messages_fixed(DropOrphans) is False
-    assert "drops results the model just asked for" in capsys.readouterr().out
+def test_order_tools_check_rejects_an_export_declared_without_side_effects(capsys):
+    assert check_order_tools(_order_tools(lookup_effects=False, export_effects=False)) is False
+    assert "the replay exported ORD-1002 again" in capsys.readouterr().out
 
 
-def test_last_messages_check_rejects_moving_back_one_message_only(capsys):
-    class BackOne(LastMessages):  # enough when every round has one call
-        def before_request(self, messages):
-            start = max(2, len(messages) - self.keep)
-            if start < len(messages) and messages[start]["role"] == "tool":
-                start -= 1
-            return [*messages[:2], *messages[start:]]
+def test_order_tools_check_rejects_the_two_declarations_swapped():
+    assert check_order_tools(_order_tools(lookup_effects=True, export_effects=False)) is False
 
-    assert check_last_messages_fixed(BackOne) is False
-    assert "that can be two messages back" in capsys.readouterr().out
 
+def test_order_tools_check_rejects_an_export_that_does_not_run_the_script():
+    def echo_export(root: Path) -> list[CommandTool]:
+        lookup, _ = solution.order_tools(root)
+        return [lookup, CommandTool("export_order", "Send one order to the warehouse.",
+                                    template="echo exported {order_id}",
+                                    params={"order_id": "the order id"}, cwd=root)]
 
-def test_last_messages_check_rejects_a_tail_that_repeats_the_prelude(capsys):
-    class Repeats(LastMessages):  # the tail is taken from the whole list
-        def before_request(self, messages):
-            start = max(0, len(messages) - self.keep)
-            while start > 0 and messages[start]["role"] == "tool":
-                start -= 1
-            return [*messages[:2], *messages[start:]]
+    assert check_order_tools(echo_export) is False
 
-    assert check_last_messages_fixed(Repeats) is False
-    assert "Take the tail from messages[2:]" in capsys.readouterr().out
 
+def _tools_from(param: str, lookup: str, export: str):
+    """lookup_order and export_order with these templates and parameter, effects declared."""
+    def make(root: Path) -> list[CommandTool]:
+        return [CommandTool(name, "An order tool.", template=template,
+                            params={param: "the order id"}, cwd=root, side_effects=effects)
+                for name, template, effects in (("lookup_order", lookup, False),
+                                                ("export_order", export, True))]
+    return make
 
-def test_last_messages_check_rejects_moving_back_a_whole_round_too_far(capsys):
-    class RoundTooFar(LastMessages):
-        def before_request(self, messages):
-            start = max(2, len(messages) - self.keep)
-            while start > 2 and messages[start]["role"] == "tool":
-                start -= 1
-            if start > 2 and messages[start]["role"] == "assistant":
-                start = max([i for i in starts(messages) if i < start], default=2)
-            return [*messages[:2], *messages[start:]]
 
-    assert check_last_messages_fixed(RoundTooFar) is False
-    assert "only as far as the assistant message" in capsys.readouterr().out
+LOOKUP, EXPORT = "python tools/query_record.py --id {}", "python tools/export_order.py {}"
 
 
-def test_keep_rounds_check_rejects_one_round_too_many(capsys):
-    class OneTooMany(l11.KeepRounds):
-        def __init__(self, rounds=2):
-            super().__init__(rounds + 1)
+def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
+    record_id = _tools_from("record_id", LOOKUP.format("{record_id}"),
+                            EXPORT.format("{record_id}"))
+    assert check_order_tools(record_id) is False
+    assert "the model should fill only order_id" in capsys.readouterr().out
 
-    assert check_keep_rounds(OneTooMany) is False
-    assert "drop every round before the last 2" in capsys.readouterr().out
 
-
-def test_keep_rounds_check_rejects_dropping_the_system_prompt(capsys):
-    class NoSystem(l11.KeepRounds):
-        def before_request(self, messages):
-            return super().before_request(messages)[1:]
-
-    assert check_keep_rounds(NoSystem) is False
-    assert "not the system prompt" in capsys.readouterr().out
-
-
-def test_last_messages_check_rejects_one_message_too_many():
-    class OneTooMany(l11.LastMessagesFixed):
-        def __init__(self, keep=6):
-            super().__init__(keep + 1)
-
-    assert check_last_messages_fixed(OneTooMany) is False
-
-
-def test_last_messages_check_rejects_dropping_the_system_prompt(capsys):
-    class NoSystem(l11.LastMessagesFixed):
-        def before_request(self, messages):
-            return super().before_request(messages)[1:]
-
-    assert check_last_messages_fixed(NoSystem) is False
-    assert "not the system prompt" in capsys.readouterr().out
+def test_order_tools_check_rejects_the_two_templates_swapped():
+    swapped = _tools_from("order_id", EXPORT.format("{order_id}"), LOOKUP.format("{order_id}"))
+    assert check_order_tools(swapped) is False

@@ -1,132 +1,179 @@
-"""Lesson 12's exercise checks accept the reference solutions and reject plausible mistakes,
-each with a hint that says what to change."""
+"""Lesson 12 exercise checks: each accepts the reference solution and rejects a wrong one."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-import pytest
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
-LESSONS = Path(__file__).resolve().parent.parent / "lessons"
-sys.path.insert(0, str(LESSONS))
+from exercises.l12 import NOTE, check_make_model, check_replay
+from solutions import l12 as solution
 
-from exercises.l12 import check_result_text, check_shop_permissions  # noqa: E402
-from solutions import l12  # noqa: E402
-
-from harness import Permissions  # noqa: E402
-
-SHOP = {"mcp__shop__get_order": "allow", "mcp__shop__list_orders": "allow",
-        "mcp__shop__issue_refund": "ask"}
+from harness import Agent, CallLog, RunResult, ScriptedModel, Tool
 
 
-# -- exercise 1 ---------------------------------------------------------------------------
-
-def test_shop_permissions_accepts_the_reference(capsys):
-    pytest.importorskip("mcp")
-    assert check_shop_permissions(l12.shop_permissions)
-    assert "PASS" in capsys.readouterr().out
+def test_make_model_check_accepts_the_reference():
+    assert check_make_model(solution.make_model) is True
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda approve: Permissions(SHOP, default="allow", approve=approve), "must be denied"),
-    (lambda approve: Permissions({**SHOP, "mcp__shop__issue_refund": "allow"}, approve=approve),
-     "a person must be asked"),
-    (lambda approve: Permissions({**SHOP, "mcp__shop__list_orders": "ask"}, approve=approve),
-     "read-only tools must be allowed"),
-    (lambda approve: Permissions(SHOP), "no one can answer"),
-    (lambda approve: Permissions({**SHOP, "write_file": "allow"}, approve=approve),
-     "must be denied"),
-    (lambda approve: Permissions({**SHOP, "mcp__rogue__wipe_disk": "ask"}, approve=approve),
-     "must be denied"),
-    (lambda approve: Permissions(SHOP, approve=lambda name, args: True), "the approver was asked"),
-    (lambda approve: Permissions(SHOP, approve=lambda name, args: approve(name, {})),
-     "the call's own arguments"),
-    (lambda approve: dict(SHOP), "return a harness Permissions"),
-])
-def test_shop_permissions_rejects_mistakes(capsys, wrong, hint):
-    pytest.importorskip("mcp")
-    assert not check_shop_permissions(wrong)
+def test_make_model_check_rejects_an_ollama_url_without_v1():
+    def no_v1(preset: str) -> dict:
+        settings = solution.make_model(preset)
+        if preset.lower() == "ollama":
+            settings["base_url"] = "http://localhost:11434"
+        return settings
+
+    assert check_make_model(no_v1) is False
+
+
+def test_make_model_check_says_how_to_fix_a_case_sensitive_lookup(capsys):
+    def case_sensitive(preset: str) -> dict:
+        model, base_url, needs_key = solution.PRESETS[preset]
+        return {"model": model, "base_url": base_url, "needs_key": needs_key}
+
+    assert check_make_model(case_sensitive) is False
     out = capsys.readouterr().out
-    assert hint in out, out
+    assert "in any capitalisation" in out
+    assert "preset.lower()" in out
 
 
-def test_shop_permissions_stub_says_not_done(capsys):
-    def stub(approve):
-        raise NotImplementedError
+def test_make_model_check_says_the_preset_names_to_a_table_keyed_by_display_name(capsys):
+    def display_names(preset: str) -> dict:
+        table = {"OpenAI": "openai", "DeepSeek": "deepseek", "GLM": "glm",
+                 "Ollama": "ollama", "vLLM": "vllm"}
+        by_name = {shown: solution.PRESETS[key] for shown, key in table.items()}
+        model, base_url, needs_key = by_name[preset]
+        return {"model": model, "base_url": base_url, "needs_key": needs_key}
 
-    assert not check_shop_permissions(stub)
-    assert "not done" in capsys.readouterr().out
-
-
-# -- exercise 2 ---------------------------------------------------------------------------
-
-def test_result_text_accepts_the_reference(capsys):
-    assert check_result_text(l12.result_text)
-    assert "PASS" in capsys.readouterr().out
+    assert check_make_model(display_names) is False
+    assert "openai, deepseek, glm, ollama, vllm" in capsys.readouterr().out
 
 
-def only_text(result):
-    return (not result.get("isError", False),
-            "\n".join(b["text"] for b in result["content"] if b["type"] == "text"))
+def test_make_model_check_rejects_a_vllm_model_name_without_its_organisation(capsys):
+    def short_name(preset: str) -> dict:
+        settings = solution.make_model(preset)
+        if preset.lower() == "vllm":
+            settings["model"] = "Qwen2.5-7B-Instruct"
+        return settings
+
+    assert check_make_model(short_name) is False
+    assert "'Qwen/Qwen2.5-7B-Instruct'" in capsys.readouterr().out
 
 
-def ok_always(result):
-    return True, l12.result_text(result)[1]
+def test_make_model_check_rejects_an_unknown_preset_error_without_the_names():
+    def terse(preset: str) -> dict:
+        if preset.lower() not in solution.PRESETS:
+            raise ValueError("unknown preset")
+        return solution.make_model(preset)
+
+    assert check_make_model(terse) is False
 
 
-def pasted(result):
-    return (not result.get("isError", False),
-            "\n".join(b.get("text") or b.get("data", "") for b in result["content"]))
+def _unknown_raises(exc_type, message):
+    def make_model(preset: str) -> dict:
+        if preset.lower() not in solution.PRESETS:
+            raise exc_type(message)
+        return solution.make_model(preset)
+
+    return make_model
 
 
-def always_structured(result):
-    ok, text = l12.result_text(result)
-    if result.get("structuredContent") is not None and json.dumps(
-            result["structuredContent"]) not in text:
-        text += "\n" + json.dumps(result["structuredContent"])
-    return ok, text
+def test_make_model_check_rejects_an_error_that_names_four_of_the_five_presets(capsys):
+    four = _unknown_raises(ValueError, "unknown preset; known: openai, deepseek, glm, ollama")
+    assert check_make_model(four) is False
+    assert "leaves out vllm" in capsys.readouterr().out
 
 
-def joined_without_newline(result):
-    ok, text = l12.result_text(result)
-    return ok, text.replace("\n", " ")
+def test_make_model_check_rejects_a_key_error_for_an_unknown_preset(capsys):
+    key_error = _unknown_raises(KeyError, "no-such-provider: openai, deepseek, glm, ollama, vllm")
+    assert check_make_model(key_error) is False
+    assert "raise ValueError" in capsys.readouterr().out
 
 
-def reversed_blocks(result):
-    ok, _ = l12.result_text(result)
-    blocks = list(reversed(result["content"]))
-    return l12.result_text({**result, "content": blocks})[0] and ok, l12.result_text(
-        {**result, "content": blocks})[1]
+def test_make_model_check_rejects_none_for_an_unknown_preset():
+    def quiet(preset: str):
+        return solution.make_model(preset) if preset.lower() in solution.PRESETS else None
+
+    assert check_make_model(quiet) is False
 
 
-def text_only_string(result):
-    return l12.result_text(result)[1]
+def test_make_model_check_rejects_the_openai_url_written_out(capsys):
+    def explicit_url(preset: str) -> dict:
+        got = solution.make_model(preset)
+        return {**got, "base_url": got["base_url"] or "https://api.openai.com/v1"}
+
+    assert check_make_model(explicit_url) is False
+    assert "base_url should be None" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (only_text, "name each image or audio block by its mimeType"),
-    (ok_always, "ok should be False"),
-    (pasted, "base64"),
-    (always_structured, "only when there is no text"),
-    (joined_without_newline, "two text blocks"),
-    (reversed_blocks, "two text blocks"),
-    (text_only_string, "return (ok, text)"),
-])
-def test_result_text_rejects_mistakes(capsys, wrong, hint):
-    assert not check_result_text(wrong)
-    out = capsys.readouterr().out
-    assert hint in out, out
+def test_replay_check_accepts_the_reference():
+    assert check_replay(solution.replay) is True
 
 
-def test_shop_permissions_in_the_browser_checks_the_table_and_says_what_it_skipped(
-        capsys, monkeypatch):
-    import exercises.l12 as check
+def _replay_agent(path: Path, tools: list[Tool]) -> tuple[Agent, str]:
+    recorded = RunResult.load(path)
+    agent = Agent(ScriptedModel.from_run(path), tools, system=recorded.messages[0]["content"])
+    return agent, recorded.messages[1]["content"]
 
-    monkeypatch.setattr(check, "IN_BROWSER", True)
-    assert check.check_shop_permissions(l12.shop_permissions)
-    assert "local install" in capsys.readouterr().out
-    assert not check.check_shop_permissions(
-        lambda approve: Permissions(SHOP, default="allow", approve=approve))
-    assert "must be denied" in capsys.readouterr().out
+
+def test_replay_check_rejects_a_replay_that_writes_again(capsys):
+    def runs_every_tool(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task)
+
+    assert check_replay(runs_every_tool) is False
+    assert f"the replay wrote {NOTE} again" in capsys.readouterr().out
+
+
+def test_replay_check_rejects_a_replay_that_answers_every_call_from_the_record(capsys):
+    def nothing_runs(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task, call_log=CallLog.from_run(path, reuse="all"))
+
+    assert check_replay(nothing_runs) is False
+    assert "read-only tools must run again" in capsys.readouterr().out
+
+
+def test_replay_check_rejects_a_replay_without_the_tools_that_have_side_effects():
+    def switched_off(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, [t for t in tools if not t.side_effects])
+        return agent.run(task)
+
+    assert check_replay(switched_off) is False
+
+
+def test_replay_check_rejects_loading_the_recording_without_running_it():
+    def load_only(path: Path, tools: list[Tool]) -> RunResult:
+        return RunResult.load(path)
+
+    assert check_replay(load_only) is False
+
+
+def test_replay_check_rejects_a_replay_with_the_default_system_prompt():
+    def default_system(path: Path, tools: list[Tool]) -> RunResult:
+        task = RunResult.load(path).messages[1]["content"]
+        log = CallLog.from_run(path)
+        return Agent(ScriptedModel.from_run(path), tools).run(task, call_log=log)
+
+    assert check_replay(default_system) is False
+
+
+def test_replay_check_rejects_a_replay_that_goes_on_with_the_recorded_conversation():
+    def continues(path: Path, tools: list[Tool]) -> RunResult:
+        agent, task = _replay_agent(path, tools)
+        return agent.run(task, messages=RunResult.load(path).messages,
+                         call_log=CallLog.from_run(path))
+
+    assert check_replay(continues) is False
+
+
+def test_replay_check_rejects_a_replay_that_stops_before_the_end(capsys):
+    def short(path: Path, tools: list[Tool]) -> RunResult:
+        recorded = RunResult.load(path)
+        agent = Agent(ScriptedModel.from_run(path), tools, max_turns=2,
+                      system=recorded.messages[0]["content"])
+        return agent.run(recorded.messages[1]["content"], call_log=CallLog.from_run(path))
+
+    assert check_replay(short) is False
+    assert "messages" in capsys.readouterr().out

@@ -65,27 +65,28 @@ def test_l05_the_budget_run_ends_after_the_requests_the_text_says():
     assert "turn_limit" in out
 
 
-def test_l07_turns_requests_and_tokens_in_the_text_match_the_run():
-    l07 = Lesson("07")
-    turns = int(said(l07, r"This lesson's run should give `completed`, (\d+) turns").group(1))
+def test_l07_l08_turns_requests_and_tokens_in_the_text_match_the_run():
+    l07, l08 = Lesson("07"), Lesson("08")
+    turns = int(said(l08, r"run should give `completed`, (\d+) turns").group(1))
     assert f"completed after {turns} turns" in l07.output("result = agent.run(TASK, plan_first")
+    assert f"completed after {turns} turns" in l08.output("headphones.run()")
 
-    table = l07.output("for i, request in enumerate(model.requests, 1)")
+    table = l08.output("for i, request in enumerate(model.requests, 1)")
     rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
     forced = [int(row[0]) for row in rows if "todo_write" in " ".join(row)]
     sub = [int(row[0]) for row in rows if row[1] == "sub-agent"]
-    first, second = said(l07, r"request (\d+) because of `plan_first=True`, request (\d+) "
+    first, second = said(l08, r"request (\d+) because of `plan_first=True`, request (\d+) "
                                r"because a delegation had just ended").groups()
     assert forced == [int(first), int(second)]
-    assert sub == [int(n) for n in said(l07, r"The sub-agent's requests \((\d+) and (\d+)\)")
+    assert sub == [int(n) for n in said(l08, r"The sub-agent's requests \((\d+) and (\d+)\)")
                    .groups()]
 
-    usage = l07.output("for d in result.delegations:")
+    usage = l08.output("for d in result.delegations:")
     last = int(re.search(r"context of the last request:\s+~([\d,]+)", usage).group(1)
                .replace(",", ""))
     total = int(re.search(r"all its requests together:\s+~([\d,]+)", usage).group(1)
                 .replace(",", ""))
-    said(l07, r"last request carried about 2,000 tokens of context, yet the main agent used "
+    said(l08, r"last request carried about 2,000 tokens of context, yet the main agent used "
               r"more than six times that")
     assert 1_500 <= last <= 2_500 and 6 <= total / last < 7
 
@@ -98,29 +99,29 @@ def test_l07_the_panel_log_keeps_the_number_of_lines_the_text_says():
     assert len(log) == kept
 
 
-def test_l08_the_cap_the_text_states_is_the_length_the_model_got():
-    l08 = Lesson("08")
-    cap = int(said(l08, r"cut to at most `max_output` characters \(([\d,]+) by default")
+def test_l10_the_cap_the_text_states_is_the_length_the_model_got():
+    l10 = Lesson("10")
+    cap = int(said(l10, r"cut to at most `max_output` characters \(([\d,]+) by default")
               .group(1).replace(",", ""))
-    got = re.search(r"the model got ([\d,]+)", l08.output("the tool returned"))
+    got = re.search(r"the model got ([\d,]+)", l10.output("the tool returned"))
     assert int(got.group(1).replace(",", "")) == cap
 
 
-def test_l10_the_line_counts_printed_are_the_package_as_committed():
-    out = Lesson("10").output("package = Path(harness.__file__).parent")
+def test_l12_the_line_counts_printed_are_the_package_as_committed():
+    out = Lesson("12").output("package = Path(harness.__file__).parent")
     printed = dict(re.findall(r"^(\S+\.py)\s+(\d+) lines", out, flags=re.M))
     package = ROOT / "harness"
     actual = {p.name: str(p.read_text(encoding="utf-8").count("\n"))
               for p in package.glob("*.py")}
-    assert printed == actual, "re-execute lesson 10 (scripts/execute_notebooks.py)"
+    assert printed == actual, "re-execute lesson 12 (scripts/execute_notebooks.py)"
 
 
-def test_l10_the_usage_the_text_explains_is_the_usage_printed():
-    l10 = Lesson("10")
+def test_l12_the_usage_the_text_explains_is_the_usage_printed():
+    l12 = Lesson("12")
     total, prompt, completion, reasoning = said(
-        l10, r"`total_tokens` is the provider's ([\d,]+), more than ([\d,]+) \+ (\d+): its "
+        l12, r"`total_tokens` is the provider's ([\d,]+), more than ([\d,]+) \+ (\d+): its "
              r"(\d+) reasoning tokens").groups()
-    out = l10.output('"reasoning_content": "The customer asks')
+    out = l12.output('"reasoning_content": "The customer asks')
     number = {k: v.replace(",", "") for k, v in
               {"t": total, "p": prompt, "c": completion, "r": reasoning}.items()}
     assert (f"'prompt_tokens': {number['p']}, 'completion_tokens': {number['c']}, "
@@ -149,27 +150,27 @@ def number(text: str) -> int:
     return int(text.replace(",", ""))
 
 
-def test_l11_the_sizes_and_the_compaction_the_text_states_are_the_runs_printed():
-    l11 = Lesson("11")
+def test_l13_the_sizes_and_the_compaction_the_text_states_are_the_runs_printed():
+    l13 = Lesson("13")
     rows = re.findall(r"request\s+(\d+): ([\d,]+) tokens .* sum ([\d,]+)",
-                      l11.output("plain = Agent(plain_model"))
-    last = said(l11, r"The 13th request carries ([\d,]+) tokens").group(1)
-    total = said(l11, r"the run cost ([\d,]+) input tokens, more than eight times").group(1)
+                      l13.output("plain = Agent(plain_model"))
+    last = said(l13, r"The 13th request carries ([\d,]+) tokens").group(1)
+    total = said(l13, r"the run cost ([\d,]+) input tokens, more than eight times").group(1)
     assert rows[-1] == ("13", last, total)
     assert 8 <= number(total) / number(last) < 9
 
     request, before, after = said(
-        l11, r"One compaction, before request (\d+): it would have carried ([\d,]+) tokens"
+        l13, r"One compaction, before request (\d+): it would have carried ([\d,]+) tokens"
              r".* and request \d+ carried ([\d,]+) tokens").groups()
-    printed = l11.output('show_events(result.events, types=("pre_compact", "compaction"))')
+    printed = l13.output('show_events(result.events, types=("pre_compact", "compaction"))')
     assert f"before_tokens={number(before)}, after_tokens={number(after)}" in printed
     sizes = {int(n): number(size) for n, size in
              re.findall(r"request\s+(\d+):\s+([\d,]+) tokens", printed)}
     assert sizes[int(request)] == number(after) and sizes[int(request) - 1] < number(before)
     assert 0.4 < sizes[max(sizes)] / number(last) < 0.6  # "about half of the plain run's"
 
-    share = said(l11, r"what the last request carried, (\d+)% of the window").group(1)
-    panel = l11.output("state = PanelState()").split("...")[-1]  # its last lines
+    share = said(l13, r"what the last request carried, (\d+)% of the window").group(1)
+    panel = l13.output("state = PanelState()").split("...")[-1]  # its last lines
     assert f"of 4,000 ({share}%), last request" in panel
 
 
@@ -256,8 +257,8 @@ def test_l06_exercise_text_says_what_the_check_refuses():
                        r"the parent's system prompt, or the whole search result")
 
 
-def test_l07_requests_are_numbered_from_1():
-    rows = table_rows(Lesson("07").output("for i, request in enumerate(model.requests"))
+def test_l08_requests_are_numbered_from_1():
+    rows = table_rows(Lesson("08").output("for i, request in enumerate(model.requests"))
     assert int(rows[0][0]) == 1
 
 
@@ -269,8 +270,8 @@ def test_l07_the_two_last_request_figures_are_explained_by_the_numbers_printed()
     assert f"Tokens: ~{whole:,} last request" in panel
     assert f"Context: ~{sent:,} tokens, last request (main)" in panel
     assert whole == sent + written
-    prompts = re.search(r"prompt tokens of each request: \[(.*)\]",
-                        l07.output("for d in result.delegations:")).group(1)
+    prompts = re.search(r"prompt tokens of each request: \[(.*)\]",  # lesson 08's replay of it
+                        Lesson("08").output("for d in result.delegations:")).group(1)
     assert int(prompts.split(",")[-1]) == sent
 
 

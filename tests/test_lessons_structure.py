@@ -1,4 +1,4 @@
-"""The course's shape: lessons 00-12 without gaps, executed, clean, each with exercises."""
+"""The course's shape: lessons 00-14 without gaps, executed, clean, each with exercises."""
 
 from __future__ import annotations
 
@@ -22,8 +22,23 @@ def source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-def test_lessons_are_numbered_00_to_12_without_gaps():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(13)]
+def test_lessons_are_numbered_00_to_14_without_gaps():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(15)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_lesson_title_and_next_link_name_the_right_lessons(path):
+    """The title carries the lesson's number; the last cell links to the next lesson by
+    its file name and its title (the last lesson links nowhere)."""
+    text = [source(c) for c in cells(path)]
+    assert text[0].startswith(f"# {path.name[:2]} · ")
+    later = NOTEBOOKS[NOTEBOOKS.index(path) + 1:]
+    links = re.findall(r"Next: \[(\d\d) · ([^\]]+)\]\(([^)]+)\)", text[-1])
+    if not later:
+        assert links == []
+        return
+    title = source(cells(later[0])[0]).splitlines()[0].removeprefix(f"# {later[0].name[:2]} · ")
+    assert links == [(later[0].name[:2], title, later[0].name)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

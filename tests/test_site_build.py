@@ -77,6 +77,14 @@ def test_the_site_holds_the_lessons_and_what_they_import_but_not_the_solutions(t
     lessons = {p.name for p in (ROOT / "lessons").glob("[0-9][0-9]_*.ipynb")}
     assert lessons <= names and {"course.py", "exercises", "local_outputs.json"} <= names
     assert "solutions" not in names
+    # every module a lesson imports from beside it (lesson 08 reads lesson 07's run)
+    beside = {p.stem for p in (ROOT / "lessons").glob("*.py")}
+    sources = ["".join(cell["source"]) for path in (ROOT / "lessons").glob("[0-9][0-9]_*.ipynb")
+               for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+    imported = {name for text in sources
+                for name in re.findall(r"^(?:import|from) (\w+)", text, re.M)}
+    assert "headphones" in imported & beside
+    assert {f"{name}.py" for name in imported & beside} <= names
 
 
 def test_a_process_cell_shows_its_committed_output_in_the_browser():

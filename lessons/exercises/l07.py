@@ -1,13 +1,13 @@
 """Checks for lesson 07, the whole harness: each one runs the real harness on a scripted model.
 
 `run_with_panel` is the run of exercise 1; the learner can call it too, to look at the
-panel's text while fixing the script. Exercises 2 and 3 are judged against runs whose
-shape is known: who made which tool calls, how many reminders and push backs happened.
+panel's text while fixing the script. Exercise 2 is judged against two runs whose shape
+is known: which agent made which tool calls, and which of them were refused or failed.
+(Lesson 08's checks read finished runs: `exercises/l08.py`.)
 """
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from collections.abc import Callable
@@ -40,8 +40,6 @@ WARRANTY_WORK = [  # the work of each plan item, in order: (what it does, [(tool
                                  ("read_file", "docs/policies/warranty.md")]),
     ("save the note", [("write_file", "notes/ORD-1001.md")]),
 ]
-SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "reminders",
-                "pushbacks", "delegations")
 
 
 def run_with_panel(steps: list, task: str = WARRANTY_TASK) -> tuple[RunResult, PanelState]:
@@ -211,86 +209,3 @@ def check_tool_call_counter(counter_class: Callable[[], Any]) -> str:
         raise AssertionError(f"expected {expected}, your counter has {counts}")
     return ("your observer counted every tool call per agent, the refused and failed ones "
             "too, in two runs with sub-agents.")
-
-
-def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
-    """(label, script, Agent settings, expected summary, task) for runs of known shape."""
-    def todos(*statuses: str) -> dict:
-        return tool_call("todo_write", todos=[{"content": c, "status": s} for c, s
-                                              in zip(("Find the rule", "Save a note"), statuses,
-                                                     strict=True)])
-
-    whole = [todos("in_progress", "pending"),
-             tool_call("search_docs", query="return opened in-ear headphones", max_results=2),
-             tool_call("delegate_task", task="How long does a refund take? Quote returns.md."),
-             tool_call("search_docs", query="refund business days", max_results=1),  # sub1
-             say("5 business days (docs/policies/returns.md:23)."),                 # sub1
-             todos("completed", "in_progress"),
-             say("Only if defective; refunds take 5 business days."),  # pushed back
-             tool_call("write_file", path="notes/reply.md", content="Only if defective."),
-             todos("completed", "completed"),
-             say("Only if defective; refunds take 5 business days.")]
-    failing = [tool_call("run_shell", command="grep -rn refund docs"),     # denied
-               tool_call("grep", pattern="refund"),                        # unknown tool
-               tool_call("search_docs", query="refund", limit=2),          # bad arguments
-               tool_call("delegate_task", task=" "),                       # bad arguments
-               tool_call("delegate_task", task="Write the refund rule to notes/refund.md."),
-               tool_call("write_file", path="notes/refund.md", content="x"),  # sub1: unknown
-               say("I could not write it."),                               # main.sub1
-               tool_call("search_docs", query="refund"),
-               say("Refunds take 5 business days.")]
-    ignores = [todos("in_progress", "pending"), say("Yes."), say("Yes, really.")]
-    loops = [tool_call("list_files", pattern="docs/*")] * 3
-    perms = Permissions({"read_file": "allow", "search_docs": "allow", "list_files": "allow",
-                         "write_file": "allow", "run_shell": "deny"})
-    sub = {"subagents": True, "subagent_tools": ("read_file", "search_docs")}
-
-    def shape(*values: object) -> dict:
-        return dict(zip(SUMMARY_KEYS, values, strict=True))
-
-    return [
-        ("the lesson's whole run", whole, {**sub, "planning": True, "reminder_after": 2},
-         shape("completed", 8, 7, 0, 1, 1, 1), "Can I return opened in-ear headphones?"),
-        ("a run with refused calls", failing, {**sub, "permissions": perms},
-         shape("completed", 7, 2, 5, 0, 0, 1), "Save the refund rule."),
-        ("a model that ignores the push back", ignores, {"planning": True},
-         shape("open_items", 3, 1, 0, 0, 1, 0), "Can I return them?"),
-        ("a run out of turns", loops, {"max_turns": 3},
-         shape("turn_limit", 3, 3, 0, 0, 0, 0), "List the docs forever."),
-    ]
-
-
-HINTS = {
-    "turns": ("turns is result.turns: the main agent's model requests, not the sub-agents' "
-              "(result.requests counts those too)"),
-    "tool_calls_ok": "count tool_result events with ok=True, the sub-agents' (depth 1) too",
-    "tool_calls_failed": ("count tool_result events with ok=False: denied, unknown and "
-                          "invalid calls fail too, and so do the sub-agents'"),
-    "reminders": "count the reminder events",
-    "pushbacks": ("a push back is a stop_gate event; a stop event fires on every answer, "
-                  "pushed back or not"),
-    "delegations": ("count the sub-agents that ran (result.delegations): a delegate_task call "
-                    "the harness refused started none"),
-}
-
-
-@check
-def check_summarize(summarize: Callable[[RunResult], dict]) -> str:
-    """Summaries of four runs whose shape is known, key by key."""
-    for label, steps, settings, expected, task in _summary_runs():
-        with tempfile.TemporaryDirectory() as tmp:
-            agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, **settings)
-            result = agent.run(task, plan_first=settings.get("planning", False))
-        got = summarize(result)
-        if not isinstance(got, dict):
-            raise AssertionError(f"summarize should return a dict, not {type(got).__name__}")
-        missing = [k for k in expected if k not in got]
-        if missing:
-            raise AssertionError(f"your dict has no key {missing[0]!r}; the keys are "
-                                 f"{', '.join(expected)}")
-        for key, value in expected.items():
-            if got[key] != value:
-                hint = HINTS.get(key, "it is result.outcome")
-                raise AssertionError(f"{label}: {key} should be {json.dumps(value)}, yours is "
-                                     f"{json.dumps(got[key], default=str)} ({hint})")
-    return "your summaries match four runs: completed, refused calls, open_items, turn_limit."

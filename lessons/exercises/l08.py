@@ -1,155 +1,219 @@
-"""Checks for lesson 08, execution control. Each one runs the real harness on a scripted model.
+"""Checks for lesson 08, reading a run: each one reads the `RunResult` of real runs.
 
-The cancel check runs real shell commands, which stop the moment cancel is set, so a
-cancel set one call too early shows up as a command that never ran.
+The runs are scripted, so their shape is known: who made which calls, how many reminders
+and push backs there were, which sub-agents ran and how many requests each sent. The
+tools really run, on a fresh copy of the sample shop. `check_tokens_by_agent` includes a
+run whose model reports its usage, as a live one does, so its numbers are exact.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
-import threading
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
+import headphones
 from course import check
 
-from harness import (
-    Agent,
-    Event,
-    RunResult,
-    ScriptedModel,
-    Tool,
-    Workspace,
-    parallel,
-    say,
-    tool_call,
-)
+from harness import Agent, Permissions, RunResult, ScriptedModel, Workspace, say, tool_call
 
-GOOD_IDS = ("ORD-1001", "ORD-1003")
-BAD_IDS = (  # (value, why it must be refused)
-    ("ORD-1001; rm -rf /", "a second command"),
-    ("$(whoami)", "command substitution"),
-    ("`id`", "backticks"),
-    ("ORD-1001\nORD-1002", "a newline"),
-    ("-h", "an option"),
-    ("ORD-1001 --verbose", "a smuggled flag after a space"),
-    ("../records/ORD-1001", "a path"),
-    ("ORD-10011", "five digits: exactly four, {4}"),
-    ("ORD-100", "three digits: exactly four, {4}"),
-    ("ord-1001", "lower case: only capital ORD-, no case-insensitive flag"),
-    ("Ord-1001", "mixed case: only capital ORD-, no case-insensitive flag"),
-    ("ABC-1001", "another prefix: only ORD-, not any capitals"),
-    ("ORD_1001", "an underscore for the dash: a '.' in a pattern matches any character"),
-    ("ORD1001", "no dash"),
-    ("ORD-\u0661\u0662\u0663\u0664", "Arabic-Indic digits: \\d matches any Unicode digit, "
-     "[0-9] only 0 to 9"),
-    ("ORD-\uff11\uff10\uff10\uff11", "full-width digits: \\d matches any Unicode digit, "
-     "[0-9] only 0 to 9"),
-    ("ORD-1001\n", "a trailing newline"),
-    ("ORD-1001 ", "a trailing space"),
-    ("xORD-1001", "text before the id"),
-    ("order ORD-1001 please", "the id inside longer text"),
-)
+__all__ = ["check_summarize", "check_tokens_by_agent"]
+
+SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "reminders",
+                "pushbacks", "delegations")
+SUB = {"subagents": True, "subagent_tools": ("read_file", "search_docs")}
+
+
+def _run(steps: list, settings: dict, task: str) -> RunResult:
+    """Play ``steps`` on a fresh sample workspace; ``plan_first`` when planning is on."""
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, **settings)
+        return agent.run(task, plan_first=settings.get("planning", False))
+
+
+# -- exercise 1: summarize ------------------------------------------------------------
+
+def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
+    """(label, script, Agent settings, expected summary, task) for runs of known shape."""
+    def todos(*statuses: str) -> dict:
+        return tool_call("todo_write", todos=[{"content": c, "status": s} for c, s
+                                              in zip(("Find the rule", "Save a note"), statuses,
+                                                     strict=True)])
+
+    whole = [todos("in_progress", "pending"),
+             tool_call("search_docs", query="return opened in-ear headphones", max_results=2),
+             tool_call("delegate_task", task="How long does a refund take? Quote returns.md."),
+             tool_call("search_docs", query="refund business days", max_results=1),  # sub1
+             say("5 business days (docs/policies/returns.md:23)."),                 # sub1
+             todos("completed", "in_progress"),
+             say("Only if defective; refunds take 5 business days."),  # pushed back
+             tool_call("write_file", path="notes/reply.md", content="Only if defective."),
+             todos("completed", "completed"),
+             say("Only if defective; refunds take 5 business days.")]
+    failing = [tool_call("run_shell", command="grep -rn refund docs"),     # denied
+               tool_call("grep", pattern="refund"),                        # unknown tool
+               tool_call("search_docs", query="refund", limit=2),          # bad arguments
+               tool_call("delegate_task", task=" "),                       # bad arguments
+               tool_call("delegate_task", task="Write the refund rule to notes/refund.md."),
+               tool_call("write_file", path="notes/refund.md", content="x"),  # sub1: unknown
+               say("I could not write it."),                               # main.sub1
+               tool_call("search_docs", query="refund"),
+               say("Refunds take 5 business days.")]
+    ignores = [todos("in_progress", "pending"), say("Yes."), say("Yes, really.")]
+    loops = [tool_call("list_files", pattern="docs/*")] * 3
+    perms = Permissions({"read_file": "allow", "search_docs": "allow", "list_files": "allow",
+                         "write_file": "allow", "run_shell": "deny"})
+
+    def shape(*values: object) -> dict:
+        return dict(zip(SUMMARY_KEYS, values, strict=True))
+
+    return [
+        ("a run like lesson 07's", whole, {**SUB, "planning": True, "reminder_after": 2},
+         shape("completed", 8, 7, 0, 1, 1, 1), "Can I return opened in-ear headphones?"),
+        ("a run with refused calls", failing, {**SUB, "permissions": perms},
+         shape("completed", 7, 2, 5, 0, 0, 1), "Save the refund rule."),
+        ("a model that ignores the push back", ignores, {"planning": True},
+         shape("open_items", 3, 1, 0, 0, 1, 0), "Can I return them?"),
+        ("a run out of turns", loops, {"max_turns": 3},
+         shape("turn_limit", 3, 3, 0, 0, 0, 0), "List the docs forever."),
+    ]
+
+
+HINTS = {
+    "turns": ("turns is result.turns: the main agent's model requests, not the sub-agents' "
+              "(result.requests counts those too)"),
+    "tool_calls_ok": "count tool_result events with ok=True, the sub-agents' (depth 1) too",
+    "tool_calls_failed": ("count tool_result events with ok=False: denied, unknown and "
+                          "invalid calls fail too, and so do the sub-agents'"),
+    "reminders": "count the reminder events",
+    "pushbacks": ("a push back is a stop_gate event; a stop event fires on every answer, "
+                  "pushed back or not"),
+    "delegations": ("count the sub-agents that ran (result.delegations): a delegate_task call "
+                    "the harness refused started none"),
+}
 
 
 @check
-def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
-    """Give your tool valid ids and injection attempts through a real run."""
-    values = GOOD_IDS + tuple(value for value, _ in BAD_IDS)
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace.sample(tmp)
-        query = make_query_tool(ws.root)
-        assert isinstance(query, Tool), f"return a CommandTool, not {type(query).__name__}"
-        assert query.name == "query_record", f"name the tool 'query_record', not {query.name!r}"
-        params = sorted(query.schema()["function"]["parameters"]["properties"])
-        assert params == ["record_id"], f"the model should fill only record_id, not {params}"
-        calls = [tool_call("query_record", record_id=v, id=f"call_{i}")
-                 for i, v in enumerate(values)]
-        model = ScriptedModel([  # a few calls a reply: a reply may hold at most 10
-            *(parallel(*calls[k:k + 8]) for k in range(0, len(calls), 8)),
-            say("Done."),
-        ])
-        result = Agent(model, [query]).run("Look up these orders.")
-    results = {e.call_id: e for e in result.events if e.type == "tool_result"}
-    for i, value in enumerate(GOOD_IDS):
-        event = results[f"call_{i}"]
-        assert event.ok and f'"id": "{value}"' in event.output, (
-            f"{value} should print its record, but got: {event.output[:200]}")
-    for i, (value, why) in enumerate(BAD_IDS, start=len(GOOD_IDS)):
-        event = results[f"call_{i}"]
-        assert event.status == "invalid_arguments", (
-            f"{value!r} ({why}) got past your pattern and was stopped only later "
-            f"({event.status}: {(event.output.splitlines() or [''])[-1][:120]!r}). Refuse it "
-            "before anything runs, with a pattern that accepts only ORD- and four digits "
-            "from 0 to 9, and nothing before or after them")
-    return (f"{len(GOOD_IDS)} valid ids printed their records; all {len(BAD_IDS)} injection "
-            "attempts and near-miss ids were refused before any process started.")
+def check_summarize(summarize: Callable[[RunResult], dict]) -> str:
+    """Summaries of four runs whose shape is known, key by key."""
+    for label, steps, settings, expected, task in _summary_runs():
+        got = summarize(_run(steps, settings, task))
+        if not isinstance(got, dict):
+            raise AssertionError(f"summarize should return a dict, not {type(got).__name__}")
+        missing = [k for k in expected if k not in got]
+        if missing:
+            raise AssertionError(f"your dict has no key {missing[0]!r}; the keys are "
+                                 f"{', '.join(expected)}")
+        for key, value in expected.items():
+            if got[key] != value:
+                hint = HINTS.get(key, "it is result.outcome")
+                raise AssertionError(f"{label}: {key} should be {json.dumps(value)}, yours is "
+                                     f"{json.dumps(got[key], default=str)} ({hint})")
+    return "your summaries match four runs: completed, refused calls, open_items, turn_limit."
 
 
-def _watched(observer: Any, errors: list[BaseException]) -> Callable[[Event], None]:
-    """Your observer, with what it raises kept: the harness would only warn about it."""
-    def watch(event: Event) -> None:
-        try:
-            observer.on_event(event)
-        except Exception as exc:
-            errors.append(exc)
+# -- exercise 2: tokens by agent ------------------------------------------------------
 
-    return watch
+def _reported(step: dict, prompt: int, completion: int) -> dict:
+    """``step`` with the usage a live model would report for it."""
+    return {**step, "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
 
 
-ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
+def _token_runs() -> list[tuple[str, Callable[[], RunResult]]]:
+    """(label, a function that plays the run) for runs whose agents are known."""
+    refund = "Quote the refund rule in docs/policies/returns.md, with its path:line."
+    two_subs = [tool_call("delegate_task", task=refund),
+                tool_call("read_file", path="docs/policies/returns.md"),   # main.sub1
+                say("Refunds take 5 business days (docs/policies/returns.md:23)."),  # sub1
+                tool_call("delegate_task", task=" "),                      # refused: no agent
+                tool_call("delegate_task", task="Write a one-line greeting for a customer."),
+                say("Hello, and thank you for writing to Larkspur Audio!"),  # main.sub2
+                say("Refunds take 5 business days.")]
+    reported = [_reported(tool_call("search_docs", query="warranty claim", max_results=1),
+                          1000, 50),
+                _reported(tool_call("delegate_task", task="How do I claim the warranty? "
+                                                          "Quote the policy."), 1200, 60),
+                _reported(tool_call("search_docs", query="warranty claim email"), 400, 30),
+                _reported(say("Email warranty@larkspur-audio.example."), 600, 40),  # sub1
+                _reported(say("Email warranty@larkspur-audio.example."), 1500, 80)]
+    at_once = [say("Yes, within 30 days.")]
+    return [
+        ("this lesson's run", lambda: headphones.run().result),
+        ("a run with two sub-agents, one that made no tool call",
+         lambda: _run(two_subs, SUB, "How long does a refund take? And greet the customer.")),
+        ("a run whose model reported its usage",
+         lambda: _run(reported, SUB, "How do I claim the warranty?")),
+        ("a model that answers at once", lambda: _run(at_once, {}, "Can I return them?")),
+    ]
 
 
-def _cancel_run(make_observer: Callable[[int, threading.Event], Any],
-                n: int) -> tuple[RunResult, list[str]]:
-    """Five real shell commands (three in one reply, then two) with your observer set to
-    ``n``; each appends its order id to packed.txt, and the second then fails (exit status
-    3): a failed call has finished too. Returns the result and the ids packed."""
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace.sample(tmp)
-        calls = [tool_call("run_shell", command=f"echo {order} >> packed.txt"
-                           f"{'; exit 3' if i == 1 else ''}", id=f"call_{i}")
-                 for i, order in enumerate(ORDERS)]
-        model = ScriptedModel([parallel(*calls[:3]), parallel(*calls[3:]), say("All packed.")])
-        cancel, errors = threading.Event(), []
-        observer = make_observer(n, cancel)
-        result = Agent(model, ws.tools, observers=[_watched(observer, errors)]).run(
-            "Pack every order.", cancel=cancel)
-        if errors:
-            raise errors[0]
-        packed = ws.root / "packed.txt"
-        return result, packed.read_text(encoding="utf-8").split() if packed.exists() else []
+def _per_agent(result: RunResult, key: str = "total_tokens", *,
+               last: bool = False) -> dict[str, int]:
+    """``usage[key]`` of each agent's model replies: summed, or the last one's."""
+    tokens: dict[str, int] = {}
+    for e in result.events:
+        if e.type == "model_reply":
+            before = 0 if last else tokens.get(e.agent_id, 0)
+            tokens[e.agent_id] = before + e.usage[key]
+    return tokens
+
+
+def _what_went_wrong(got: dict, expected: dict[str, int], result: RunResult) -> str:
+    """The likeliest mistake behind ``got``, as a hint; "" when no known one fits."""
+    if any(isinstance(k, int) for k in got):
+        return ("your keys are depths. Key by event.agent_id ('main', 'main.sub1', ...): two "
+                "sub-agents share depth 1 but not their tokens")
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in got.values()):
+        return "each value should be an int: the agent's total_tokens, added up"
+    for key in ("prompt_tokens", "completion_tokens"):
+        if got == _per_agent(result, key):
+            return (f"those are {key} only. A request costs what it sent and what the model "
+                    "wrote: add up usage['total_tokens']")
+    if got == _per_agent(result, "prompt_tokens", last=True):
+        return ("each agent has the context of its last request (its prompt_tokens): what "
+                "it held at the end, not what it spent. Add up usage['total_tokens'] of all "
+                "of an agent's model_reply events")
+    if got == _per_agent(result, last=True):
+        return ("each agent has its last request's tokens. Every request sends the whole "
+                "conversation again and is paid for again: add up all of an agent's "
+                "model_reply events")
+    missing = [k for k in expected if k not in got]
+    called = {e.agent_id for e in result.events if e.type == "tool_call"}
+    if missing and all(k not in called for k in missing):
+        return (f"{missing[0]} made no tool call, but it made requests and spent tokens: "
+                "take the agents from the model_reply events, not from tool_call events")
+    if "main" not in got:
+        return ("there is no 'main'. result.delegations records the sub-agents only; the main "
+                "agent's own requests are the model_reply events with agent_id 'main'")
+    if len(expected) > 1 and got["main"] == result.usage["total_tokens"]:
+        return ("'main' has the whole run's tokens: result.usage (and main's run_end event) "
+                "include the sub-agents'. Give each agent its own requests only")
+    if missing and set(got) == {"main"}:
+        return ("only the main agent is there. The sub-agents' model_reply events are in "
+                "result.events too (depth 1), each with its own agent_id")
+    return ""
 
 
 @check
-def check_cancel_after(make_observer: Callable[[int, threading.Event], Any]) -> str:
-    """Run five real commands with your observer at n=2 and n=4; judge what ran and the
-    transcript."""
-    for n in (2, 4):
-        result, packed = _cancel_run(make_observer, n)
-        assert result.outcome == "cancelled", (
-            f"with n={n} the run ended {result.outcome!r}, not 'cancelled': set the event "
-            "when the n-th tool call has finished")
-        ran = f"{len(packed)} command{'' if len(packed) == 1 else 's'}"
-        assert len(packed) != n - 1, (
-            f"with n={n} only {ran} ran ({', '.join(packed) or 'none'}): you set "
-            "cancel when the n-th call started. A real command checks cancel and stops at "
-            "once, so the n-th never ran. A call has finished when its tool_result event "
-            "arrives: count those")
-        assert len(packed) != n + 1, (
-            f"with n={n}, {ran} ran ({', '.join(packed)}): one call too many. The second "
-            "command failed (exit status 3), but a call that failed has finished too: count "
-            "every tool_result event, not only the ok ones, and set cancel at the n-th")
-        assert len(packed) == n, (
-            f"with n={n}, {ran} ran ({', '.join(packed) or 'none'}): set the "
-            "event as the n-th result arrives (count tool_result events)")
-        asked = [c["id"] for m in result.messages if m["role"] == "assistant"
-                 for c in m.get("tool_calls") or ()]
-        answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
-        assert sorted(asked) == sorted(answered), "some tool call has no tool message"
-        skipped = [m for m in result.messages if m["role"] == "tool"
-                   and m["content"].startswith("Not run")]
-        assert len(skipped) == len(asked) - n, "every call after the n-th should be 'Not run'"
-    return ("exactly n real commands ran before the run stopped, and every call the model "
-            "asked for has its tool message.")
+def check_tokens_by_agent(tokens_by_agent: Callable[[RunResult], dict]) -> str:
+    """Four runs with known agents: each agent's own tokens, adding up to result.usage."""
+    for label, play in _token_runs():
+        result = play()
+        expected = _per_agent(result)
+        got = tokens_by_agent(result)
+        if not isinstance(got, dict):
+            raise AssertionError(f"tokens_by_agent should return a dict, not "
+                                 f"{type(got).__name__}")
+        if got == expected:
+            continue
+        shown = json.dumps({str(k): v for k, v in got.items()}, default=str)
+        hint = _what_went_wrong(got, expected, result)
+        extra = sorted(set(map(str, got)) - set(expected))
+        if not hint and extra:
+            hint = f"{extra[0]} made no request in this run: only agents that did have tokens"
+        total = result.usage["total_tokens"]
+        raise AssertionError(f"{label}: expected {json.dumps(expected)} (together "
+                             f"{total:,}, result.usage), yours is {shown}"
+                             + (f": {hint}" if hint else ""))
+    return ("every agent's own tokens, in four runs: with one sub-agent, two, a model that "
+            "reported its usage, and none; each time they add up to result.usage.")

@@ -1,198 +1,260 @@
-"""Checks for lesson 09, checked results and the call log.
+"""Checks for lesson 09, one budget and cancel. Each one runs the real harness on a scripted model.
 
-`check_cites_real_policy` writes a policy of a length it picks, so only a hook that reads
-the workspace can tell a real line from one past the end. `check_order_tools` records a
-run with your tools, changes the order's record, and replays the run with
-`CallLog.from_run`: a read-only tool must show the change, a tool with side effects
-must not act twice.
+The cancel check runs real shell commands, which stop the moment cancel is set, so a
+cancel set one call too early shows up as a command that never ran (in a browser, which
+cannot start a program, a Python tool that does the same). The restock check
+gives your tool the SKUs to restock through `restock_one`, which records every SKU it
+restocks and can press a brake of the check's choosing once a given number are done.
 """
 
 from __future__ import annotations
 
-import json
-import random
+import re
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from course import check
+from course import IN_BROWSER, check
 
 from harness import (
     Agent,
-    CallLog,
     Event,
-    Hooks,
+    RunControl,
     RunResult,
     ScriptedModel,
     Tool,
+    ToolResult,
     Workspace,
+    parallel,
     say,
+    tool,
     tool_call,
 )
 
-# 10_bring_your_own.ipynb was lesson 09 and still imports its two checks from here; they
-# live in exercises/l10.py. Drop them from this module once it imports from there.
-__all__ = ["check_cites_real_policy", "check_order_tools"]
 
-POLICY = "docs/policies/gift-cards.md"
-
-
-def _gift_card_policy(lines: int) -> str:
-    """A policy of exactly ``lines`` lines, ending in a newline."""
-    body = [f"Rule {k}: gift cards are kept for {k * 6} months after the last use."
-            for k in range(1, lines - 3)]
-    return "\n".join(["# Gift cards", "", "Policy id: GFT-001 | Version: 1.0", *body,
-                      "Gift cards never expire."]) + "\n"
-
-
-def _answers_run(hook: Callable[[Event], Any], ws: Workspace,
-                 answers: list[str]) -> tuple[RunResult, list[str]]:
-    """Read the new policy, then answer each of ``answers`` in turn; your hook on stop.
-    Returns the result and the reasons the model read for each refused answer."""
-    errors: list[BaseException] = []
-
-    def guarded(event: Event) -> Any:
+def _watched(observer: Any, errors: list[BaseException]) -> Callable[[Event], None]:
+    """Your observer, with what it raises kept: the harness would only warn about it."""
+    def watch(event: Event) -> None:
         try:
-            return hook(event)
+            observer.on_event(event)
         except Exception as exc:
             errors.append(exc)
-            return None
 
-    hooks = Hooks()
-    hooks.on("stop", guarded)
-    model = ScriptedModel([tool_call("read_file", path=POLICY), *map(say, answers)])
-    result = Agent(model, ws.tools, hooks=hooks).run("Do gift cards expire? Cite the line.")
-    if errors:
-        raise errors[0]
-    return result, [e.reason for e in result.events if e.type == "answer_refused"]
+    return watch
+
+
+ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
+
+
+def _packer(root: Path) -> Tool:
+    """In a browser, which cannot start a program: a Python tool that does what each
+    command does, and, like a command, does not start once the run must stop."""
+    @tool
+    def run_shell(command: str, control: RunControl) -> ToolResult:
+        """Pack one order: ``echo ORD-1001 >> packed.txt``, and ``; exit 3`` to fail."""
+        if reason := control.stop_reason():
+            return ToolResult(False, f"Not run: the run stopped ({reason}).")
+        with (root / "packed.txt").open("a", encoding="utf-8") as packed:
+            packed.write(command.split()[1] + "\n")
+        failed = command.endswith("exit 3")
+        return ToolResult(not failed, f"exit status {3 if failed else 0}")
+
+    return run_shell
+
+
+def _cancel_run(make_observer: Callable[[int, threading.Event], Any],
+                n: int) -> tuple[RunResult, list[str]]:
+    """Five real shell commands (three in one reply, then two) with your observer set to
+    ``n``; each appends its order id to packed.txt, and the second then fails (exit status
+    3): a failed call has finished too. Returns the result and the ids packed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(tmp)
+        tools = [_packer(ws.root)] if IN_BROWSER else ws.tools
+        calls = [tool_call("run_shell", command=f"echo {order} >> packed.txt"
+                           f"{'; exit 3' if i == 1 else ''}", id=f"call_{i}")
+                 for i, order in enumerate(ORDERS)]
+        model = ScriptedModel([parallel(*calls[:3]), parallel(*calls[3:]), say("All packed.")])
+        cancel, errors = threading.Event(), []
+        observer = make_observer(n, cancel)
+        result = Agent(model, tools, observers=[_watched(observer, errors)]).run(
+            "Pack every order.", cancel=cancel)
+        if errors:
+            raise errors[0]
+        packed = ws.root / "packed.txt"
+        return result, packed.read_text(encoding="utf-8").split() if packed.exists() else []
 
 
 @check
-def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) -> str:
-    """Your stop hook on answers whose citations are real, missing, past the end, or outside."""
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "outside.md").write_text("not in the workspace\n", encoding="utf-8")
-        ws = Workspace.sample(Path(tmp) / "ws")
-        n = random.SystemRandom().randint(8, 15)
-        ws.write_file(POLICY, _gift_card_policy(n))
-        hook = cites_real_policy(ws)
-        good = f"Gift cards never expire ({POLICY}:{n})."
-        cases = [  # (label, answer, the citation a refusal must name; None: accept it)
-            ("a real line", good, None),
-            ("two real lines", f"No ({POLICY}:{n}; see also docs/policies/returns.md:1).",
-             None),
-            ("a file that does not exist", f"Never ({POLICY[:-4]}.md:{n}).",
-             f"{POLICY[:-4]}.md:{n}"),
-            ("a line one past the end", f"Never ({POLICY}:{n + 1}).", f"{POLICY}:{n + 1}"),
-            ("line 0", f"Never ({POLICY}:0).", f"{POLICY}:0"),
-            ("a blank line", f"Never ({POLICY}:2).", f"{POLICY}:2"),
-            ("a real line, then a bad one",
-             f"Never ({POLICY}:{n}), as the FAQ says (docs/faq.md:999).", "docs/faq.md:999"),
-            ("a file outside the workspace", f"Never (../outside.md:1, {POLICY}:{n}).",
-             "../outside.md:1"),
-            ("no citation at all", "Gift cards never expire.", ""),
-        ]
-        for label, answer, bad in cases:
-            result, reasons = _answers_run(hook, ws, [answer, good, good])
-            if bad is None:
-                assert not reasons, (f"{label}: {answer!r} was refused ({reasons[0]}), but "
-                                     "every citation in it names a real line")
-            else:
-                assert reasons, (f"{label}: {answer!r} was accepted; it must be refused. "
-                                 "Rules: at least one citation; each path names a file in the "
-                                 "workspace (ws.read_file reads it); each number is a line of "
-                                 "that file (1 to its number of lines) that is not blank")
-                assert bad in reasons[0], (f"{label}: the reason the model read does not "
-                                           f"quote the bad citation {bad!r}; it was: "
-                                           f"{reasons[0]!r}")
-                assert len(reasons) == 1, (f"{label}: after {answer!r} was refused, the model "
-                                           f"answered {good!r}, which cites a real line, but "
-                                           f"that was refused too: {reasons[1]!r}")
-            assert result.outcome == "completed", (
-                f"{label}: the run ended {result.outcome!r} ({result.error})")
-        stubborn = f"Never ({POLICY}:{n + 5})."
-        result, reasons = _answers_run(hook, ws, [stubborn] * 3)
-        assert result.outcome == "unverified" and len(reasons) == 2, (
-            f"an agent that kept citing {POLICY}:{n + 5} ended {result.outcome!r} after "
-            f"{len(reasons)} refusals; it should end 'unverified' after 2")
-    return (f"real lines passed; a missing file, line {n + 1} of a file with {n} lines, line 0, "
-            "a blank line, a file outside the workspace and an answer without a citation "
-            "were refused with a reason that names them; citing a bad line three times "
-            "ended unverified.")
+def check_cancel_after(make_observer: Callable[[int, threading.Event], Any]) -> str:
+    """Run five real commands with your observer at n=2 and n=4; judge what ran and the
+    transcript."""
+    for n in (2, 4):
+        result, packed = _cancel_run(make_observer, n)
+        assert result.outcome == "cancelled", (
+            f"with n={n} the run ended {result.outcome!r}, not 'cancelled': set the event "
+            "when the n-th tool call has finished")
+        ran = f"{len(packed)} command{'' if len(packed) == 1 else 's'}"
+        assert len(packed) != n - 1, (
+            f"with n={n} only {ran} ran ({', '.join(packed) or 'none'}): you set "
+            "cancel when the n-th call started. A real command checks cancel and stops at "
+            "once, so the n-th never ran. A call has finished when its tool_result event "
+            "arrives: count those")
+        assert len(packed) != n + 1, (
+            f"with n={n}, {ran} ran ({', '.join(packed)}): one call too many. The second "
+            "command failed (exit status 3), but a call that failed has finished too: count "
+            "every tool_result event, not only the ok ones, and set cancel at the n-th")
+        assert len(packed) == n, (
+            f"with n={n}, {ran} ran ({', '.join(packed) or 'none'}): set the "
+            "event as the n-th result arrives (count tool_result events)")
+        asked = [c["id"] for m in result.messages if m["role"] == "assistant"
+                 for c in m.get("tool_calls") or ()]
+        answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+        assert sorted(asked) == sorted(answered), "some tool call has no tool message"
+        skipped = [m for m in result.messages if m["role"] == "tool"
+                   and m["content"].startswith("Not run")]
+        assert len(skipped) == len(asked) - n, "every call after the n-th should be 'Not run'"
+    return ("exactly n real commands ran before the run stopped, and every call the model "
+            "asked for has its tool message.")
 
 
-EXPORT_SCRIPT = """import sys
-with open("exports.txt", "a", encoding="utf-8") as f:
-    f.write(sys.argv[1] + "\\n")
-print("exported", sys.argv[1])
-"""
-ORDER, RECORD = "ORD-1002", "data/records/ORD-1002.json"
-EXPORT_TASK = "Check ORD-1002, then export it to the warehouse."
-NEW_STATUSES = ("returned", "lost in transit", "held at customs", "refunded", "exchanged")
+# -- exercise 2: a long tool that stops with the run -----------------------------------
+
+SKUS = ["HERON-BLK", "HERON-WHT", "WREN-BLK", "WREN-RED",
+        "KITE-BLK", "KITE-BLU", "LARK-BLK", "LARK-GRN"]
+ITEM_SECONDS = 0.01  # one SKU takes this long to restock
 
 
-def _tools_by_name(order_tools: Callable[[Path], list], root: Path) -> dict[str, Tool]:
-    tools = order_tools(root)
-    if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
-        raise AssertionError(f"order_tools(root) should return a list of tools, not {tools!r}")
-    named = {t.name: t for t in tools}
-    if sorted(named) != ["export_order", "lookup_order"]:
-        raise AssertionError(f"your tools are named {sorted(named)}; return two tools, "
-                             "lookup_order and export_order")
-    for t in tools:
-        params = sorted(t.schema()["function"]["parameters"].get("properties", {}))
-        if params != ["order_id"]:
-            raise AssertionError(f"{t.name} takes {params}; the model should fill only "
-                                 "order_id")
-    return named
+class _Shelf:
+    """What `restock_one` has restocked in this run, and the check's brake: once
+    ``after`` SKUs are done, ``then()`` runs (it sets cancel, or waits out the deadline)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self, after: int | None = None, then: Callable[[], Any] = lambda: None) -> None:
+        self.done: list[str] = []
+        self.after, self.then = after, then
 
 
-def _exports(ws: Workspace) -> list[str]:
-    path = ws.root / "exports.txt"
-    return path.read_text(encoding="utf-8").split() if path.exists() else []
+_shelf = _Shelf()
+
+
+def restock_one(sku: str) -> str:
+    """Restock one SKU. It takes a moment, and the check sees every SKU it restocked."""
+    time.sleep(ITEM_SECONDS)
+    _shelf.done.append(sku)
+    if len(_shelf.done) == _shelf.after:
+        _shelf.then()
+    return f"{sku} restocked"
+
+
+def _restock_run(restock: Tool, brake: str | None, after: int) -> tuple[RunResult, Event,
+                                                                        list[str]]:
+    """One run in which the model asks ``restock`` for every SKU. ``brake``: None (the run
+    never stops), "cancel" (cancel is set while the ``after``-th SKU is restocked) or
+    "deadline" (the ``after``-th SKU is slow: the run's 0.5 s pass while it is restocked).
+    Returns the result, the tool_result event and the SKUs really restocked."""
+    cancel = threading.Event() if brake == "cancel" else None
+    max_seconds = 0.5 if brake == "deadline" else None
+    then = {"cancel": lambda: cancel.set(),
+            "deadline": lambda: time.sleep(max_seconds + 0.1)}.get(brake, lambda: None)
+    _shelf.reset(after, then)
+    model = ScriptedModel([tool_call("restock", skus=SKUS), say("The shelves are stocked.")])
+    result = Agent(model, [restock], max_seconds=max_seconds).run("Restock every SKU.",
+                                                                  cancel=cancel)
+    done = list(_shelf.done)
+    _shelf.reset()
+    events = [e for e in result.events if e.type == "tool_result" and e.tool_name == "restock"]
+    assert events, f"the run made no call to restock (it ended {result.outcome!r})"
+    return result, events[0], done
+
+
+def _judge_stopped(event: Event, done: list[str], after: int, reason: str, how: str) -> None:
+    """The tool of a run stopped (``reason``) while the ``after``-th SKU was restocked."""
+    total = len(SKUS)
+    if "NotImplementedError" in event.output:
+        raise NotImplementedError
+    if not event.ok:
+        if "RunOver" in event.output or reason in event.output:
+            raise AssertionError(
+                f"{how}, and your tool raised ({event.output!r}): the model reads only an "
+                "error, and cannot tell how far you got. Return a text instead, such as "
+                f"'Stopped ({reason}) after {after} of {total} SKUs.'")
+        extra = (" In this run there is no cancel event (control.cancel is None): ask "
+                 "control.stop_reason(), which checks the cancel and the deadline."
+                 if reason == "time_limit" and "is_set" in event.output else "")
+        raise AssertionError(f"{how}, and your tool failed with {event.output!r}.{extra}")
+    if not done and not re.search("stop", event.output, re.IGNORECASE):
+        raise AssertionError(f"no SKU was restocked (your tool said {event.output!r}): "
+                             "restock each SKU with restock_one(sku)")
+    if len(done) == total:
+        if reason == "time_limit":
+            raise AssertionError(
+                f"{how}, but your tool went on and restocked all {total} SKUs. Cancel "
+                "is not the only brake: ask control.stop_reason(), which says 'time_limit' "
+                "once the deadline has passed, not only the cancel event")
+        raise AssertionError(
+            f"{how}, but your tool went on and restocked all {total} SKUs. Before each SKU, "
+            "inside the loop (not once before it), ask control.stop_reason(), and stop when "
+            "it gives a reason. Ask the run's control, the RunControl parameter, not a flag "
+            "of your own: the run's cancel and deadline reach only that")
+    if len(done) < after:
+        raise AssertionError(
+            f"your tool stopped after {len(done)} SKUs, before the run was stopped ({how}). "
+            "Call control.stop_reason() with its parentheses: it returns None while the run "
+            "may go on, and a reason ('cancelled', 'time_limit') once it must stop")
+    if len(done) == after + 1:
+        raise AssertionError(
+            f"{how}, and your tool restocked one SKU more ({len(done)}) before it stopped. "
+            "Ask control.stop_reason() right before each restock_one, and return at once "
+            "when it gives a reason, before that SKU")
+    assert len(done) == after, (
+        f"{how}, and your tool restocked {len(done)} SKUs: stop before the next one")
+    said = re.findall(r"\b(\d+) of (\d+)\b", event.output)
+    assert said, (
+        f"your tool stopped at the right SKU but said only {event.output!r}: say how far it "
+        f"got, e.g. 'Stopped ({reason}) after {after} of {total} SKUs.', so the model knows "
+        "what is left to do")
+    assert (str(after), str(total)) in said, (
+        f"your tool restocked {after} of {total} SKUs but said {event.output!r}: count the "
+        "SKUs done, not the position of the one you stopped before")
+    assert reason in event.output, (
+        f"say why it stopped: {event.output!r} does not name the reason {reason!r} that "
+        "control.stop_reason() gave")
 
 
 @check
-def check_order_tools(order_tools: Callable[[Path], list]) -> str:
-    """Record a run with your two tools, change the record, replay with CallLog.from_run."""
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace.sample(Path(tmp) / "ws")
-        (ws.root / "tools" / "export_order.py").write_text(EXPORT_SCRIPT, encoding="utf-8")
-        tools = _tools_by_name(order_tools, ws.root)
-        script = [tool_call("lookup_order", order_id=ORDER),
-                  tool_call("export_order", order_id=ORDER), say(f"{ORDER} is exported.")]
-        recorded = Agent(ScriptedModel(script), list(tools.values())).run(EXPORT_TASK)
-        for e in recorded.events:
-            if e.type == "tool_result" and not e.ok:
-                raise AssertionError(f"{e.tool_name}({ORDER}) failed in a normal run: "
-                                     f"{e.output[:300]}")
-        looked_up = next(e.output for e in recorded.events
-                         if e.type == "tool_result" and e.tool_name == "lookup_order")
-        if f'"id": "{ORDER}"' not in looked_up:
-            raise AssertionError(f"lookup_order({ORDER}) should print its record; it printed "
-                                 f"{looked_up[:200]!r}")
-        if _exports(ws) != [ORDER]:
-            raise AssertionError(f"export_order({ORDER}) should run tools/export_order.py, "
-                                 f"which adds the id to exports.txt; it holds {_exports(ws)}")
-        saved = recorded.save(Path(tmp) / "run.json")
-        status = random.SystemRandom().choice(NEW_STATUSES)
-        record = json.loads(ws.read_file(RECORD))
-        ws.write_file(RECORD, json.dumps({**record, "status": status}, indent=2) + "\n")
-        replay = Agent(ScriptedModel.from_run(saved), order_tools(ws.root)).run(
-            EXPORT_TASK, call_log=CallLog.from_run(saved))
-        how = {e.tool_name: e for e in replay.events if e.type == "tool_result"}
-        if _exports(ws) != [ORDER]:
-            raise AssertionError(
-                f"after the replay exports.txt lists {_exports(ws)}: the replay exported "
-                f"{ORDER} again. export_order changes the world: give it side_effects=True "
-                "(a CommandTool's default), so a replay answers it from the record")
-        lookup = how["lookup_order"]
-        if lookup.status != "ok" or status not in lookup.output:
-            raise AssertionError(
-                f"the check changed {ORDER}'s status to {status!r} before the replay, but the "
-                f"replay's lookup_order was {lookup.status!r} and showed the recorded record: "
-                "it did not run again. A lookup changes nothing: give it side_effects=False, "
-                "so a replay runs it for real and a changed record shows up")
-    return (f"the replay looked {ORDER} up again (status {status!r}, changed after the "
-            "recording) and answered export_order from the record: exports.txt holds one line.")
+def check_restock(restock: Tool) -> str:
+    """Three real runs on a scripted model: a cancel, a deadline, no brake."""
+    assert isinstance(restock, Tool), (
+        f"restock should be a tool (put @tool above the def), not {type(restock).__name__}")
+    assert restock.name == "restock", f"name the tool 'restock', not {restock.name!r}"
+    params = sorted(restock.schema()["function"]["parameters"]["properties"])
+    assert params == ["skus"], (
+        f"the model fills {params}: it should fill only skus. Type control as RunControl "
+        "(from harness import RunControl): then the call path fills it in with the run's "
+        "control, and the model never sees it")
+    total = len(SKUS)
+    _, event, done = _restock_run(restock, "cancel", 3)
+    _judge_stopped(event, done, 3, "cancelled",
+                   "the run was cancelled while the 3rd SKU was being restocked")
+    _, event, done = _restock_run(restock, "deadline", 5)
+    _judge_stopped(event, done, 5, "time_limit", "with max_seconds=0.5, the deadline "
+                   "passed while the 5th SKU was being restocked")
+    _, event, done = _restock_run(restock, None, 0)
+    if "NotImplementedError" in event.output:
+        raise NotImplementedError
+    assert event.ok, f"with no brake, your tool failed: {event.output!r}"
+    assert done == SKUS, (
+        f"with no brake, your tool restocked {len(done)} of {total} SKUs: restock every one "
+        "(in order) when the run may go on")
+    stopped = re.search("stop", event.output, re.IGNORECASE)
+    assert not stopped and str(total) in event.output, (
+        f"with no brake, your tool restocked all {total} SKUs but said {event.output!r}: say "
+        f"so, e.g. 'Restocked {total} of {total} SKUs.'")
+    return ("your tool stopped at the 3rd SKU on cancel and at the 5th on the deadline, said "
+            f"how far it got, and restocked all {total} when nothing stopped it; the model "
+            "never sees control.")

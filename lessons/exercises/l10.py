@@ -1,156 +1,226 @@
-"""Checks for lesson 10, bring your own: provider presets, and record then replay.
+"""Checks for lesson 10, processes and command templates. Each one runs the real harness on a
+scripted model, and the tools start real processes.
 
-The replay check records a run that writes a file, then replays it in a fresh
-workspace: the read-only tool must run again, the write must not happen twice.
+`check_report_env` writes a small report script into a copy of the sample shop, puts two
+secrets into the harness's environment for the length of the run (and takes them out
+again, whatever happens), and reads what the script saw: the region, and no secret. It
+also notes every program the tool starts, so a shell shows up even when the script got
+what it needed.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from course import check
+from course import IN_BROWSER, check
 
-from harness import (
-    Agent,
-    OpenAIModel,
-    RunResult,
-    ScriptedModel,
-    Tool,
-    Workspace,
-    say,
-    tool,
-    tool_call,
+from harness import Agent, ScriptedModel, Tool, Workspace, parallel, say, tool_call
+
+GOOD_IDS = ("ORD-1001", "ORD-1003")
+BAD_IDS = (  # (value, why it must be refused)
+    ("ORD-1001; rm -rf /", "a second command"),
+    ("$(whoami)", "command substitution"),
+    ("`id`", "backticks"),
+    ("ORD-1001\nORD-1002", "a newline"),
+    ("-h", "an option"),
+    ("ORD-1001 --verbose", "a smuggled flag after a space"),
+    ("../records/ORD-1001", "a path"),
+    ("ORD-10011", "five digits: exactly four, {4}"),
+    ("ORD-100", "three digits: exactly four, {4}"),
+    ("ord-1001", "lower case: only capital ORD-, no case-insensitive flag"),
+    ("Ord-1001", "mixed case: only capital ORD-, no case-insensitive flag"),
+    ("ABC-1001", "another prefix: only ORD-, not any capitals"),
+    ("ORD_1001", "an underscore for the dash: a '.' in a pattern matches any character"),
+    ("ORD1001", "no dash"),
+    ("ORD-\u0661\u0662\u0663\u0664", "Arabic-Indic digits: \\d matches any Unicode digit, "
+     "[0-9] only 0 to 9"),
+    ("ORD-\uff11\uff10\uff10\uff11", "full-width digits: \\d matches any Unicode digit, "
+     "[0-9] only 0 to 9"),
+    ("ORD-1001\n", "a trailing newline"),
+    ("ORD-1001 ", "a trailing space"),
+    ("xORD-1001", "text before the id"),
+    ("order ORD-1001 please", "the id inside longer text"),
 )
 
-# The provider table of lesson 10 (and of README.md): model, base URL, whether a key is needed.
-PRESETS = {
-    "openai": ("gpt-4o-mini", None, True),
-    "deepseek": ("deepseek-chat", "https://api.deepseek.com", True),
-    "glm": ("glm-4-flash", "https://open.bigmodel.cn/api/paas/v4/", True),
-    "ollama": ("qwen2.5:7b", "http://localhost:11434/v1", False),
-    "vllm": ("Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", False),
-}
-
-
-def _url(value: str | None) -> str | None:
-    return value.rstrip("/") if value else value
-
 
 @check
-def check_make_model(make_model: Callable[[str], dict]) -> str:
-    """Every preset against the table, any capitalisation; an unknown name refused."""
-    for name, (model, base_url, needs_key) in PRESETS.items():
-        for spelled in (name, name.upper(), name.title()):
-            try:
-                got = make_model(spelled)
-            except (KeyError, ValueError) as exc:
-                raise AssertionError(
-                    f"make_model({spelled!r}) raised {type(exc).__name__}: {exc}. The presets "
-                    f"are {', '.join(PRESETS)}, in any capitalisation: look the name up "
-                    "lower-cased (preset.lower()) in a table with lower-case keys") from None
-            assert isinstance(got, dict), f"make_model({spelled!r}) should return a dict"
-            keys = sorted(got)
-            assert keys == ["base_url", "model", "needs_key"], (
-                f"make_model({spelled!r}) returned the keys {keys}; use model, base_url, needs_key")
-            assert got["model"] == model, (
-                f"{spelled}: model should be {model!r}, not {got['model']!r}")
-            assert _url(got["base_url"]) == _url(base_url), (
-                f"{spelled}: base_url should be {base_url!r}, not {got['base_url']!r}")
-            assert got["needs_key"] is needs_key, (
-                f"{spelled}: needs_key should be {needs_key} (local servers need no key)")
-        OpenAIModel(model=got["model"], base_url=got["base_url"],
-                    api_key="placeholder-key" if got["needs_key"] else None)
-    try:
-        make_model("no-such-provider")
-    except ValueError as exc:
-        missing = [name for name in PRESETS if name not in str(exc).lower()]
-        assert not missing, (
-            f"the error for an unknown preset should list every known one; it leaves out "
-            f"{', '.join(missing)}: {exc}")
-    except KeyError as exc:
-        raise AssertionError(f"make_model('no-such-provider') raised KeyError ({exc}); raise "
-                             "ValueError, with a message that lists the presets") from None
-    else:
-        raise AssertionError("make_model('no-such-provider') should raise ValueError, naming "
-                             "the presets it knows")
-    return "all five presets match the table, and each one builds an OpenAIModel offline."
-
-
-SYSTEM = "You look up orders for the Larkspur Audio support team."
-TASK = "Which items did ORD-1001 and ORD-1003 contain? Save them in notes/items.md."
-ITEMS = {"ORD-1001": "Heron over-ear headphones", "ORD-1003": "Finch wireless earbuds"}
-NOTE = "notes/items.md"
-
-
-def _counting_lookup() -> tuple[Tool, list[str]]:
-    """A read-only tool that remembers each order it looked up."""
-    ran: list[str] = []
-
-    @tool
-    def lookup_order(order_id: str) -> str:
-        """Return the item of an order."""
-        ran.append(order_id)
-        return ITEMS.get(order_id, f"unknown order {order_id}")
-
-    return lookup_order, ran
-
-
-def _found(messages: list[dict]) -> str:
-    return "; ".join(m["content"] for m in messages if m["role"] == "tool")
-
-
-def _recorded_run(folder: Path) -> tuple[Path, RunResult]:
-    """A run to replay: two lookups (read-only), a write_file (a side effect), an answer
-    quoting the lookups, saved as JSON."""
-    lookup, _ = _counting_lookup()
-    steps = [*(tool_call("lookup_order", order_id=o, id=f"call_{i}")
-               for i, o in enumerate(ITEMS)),
-             lambda messages: tool_call("write_file", path=NOTE, content=_found(messages),
-                                        id="call_2"),
-             lambda messages: say(_found(messages[:-2]))]
-    ws = Workspace.sample(folder / "recorded")
-    result = Agent(ScriptedModel(steps), [lookup, *ws.tools], system=SYSTEM).run(TASK)
-    return result.save(folder / "recorded.json"), result
-
-
-@check
-def check_replay(replay: Callable[[Path, list[Tool]], RunResult]) -> str:
-    """Replay a saved run with fresh tools in a fresh workspace: the same messages, the
-    read-only tool ran again, the write did not happen twice."""
+def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
+    """Give your tool valid ids and injection attempts through a real run."""
+    values = GOOD_IDS + tuple(value for value, _ in BAD_IDS)
     with tempfile.TemporaryDirectory() as tmp:
-        path, recorded = _recorded_run(Path(tmp))
-        lookup, ran = _counting_lookup()
-        ws = Workspace.sample(Path(tmp) / "replayed")
-        replayed = replay(path, [lookup, *ws.tools])
-        wrote_again = (ws.root / NOTE).exists()
-    assert isinstance(replayed, RunResult), (
-        f"replay should return the RunResult of the new run, not {type(replayed).__name__}")
-    assert replayed.messages, "the replay sent no messages: run a new Agent on the task"
-    for i, (old, new) in enumerate(zip(recorded.messages, replayed.messages, strict=False)):
-        if old == new:
-            continue
-        if i < 2:
-            raise AssertionError(
-                f"message {i} ({old['role']}) differs from the recording: replay the same "
-                "system prompt and task (messages 0 and 1 of the recording)")
+        ws = Workspace.sample(tmp)
+        query = make_query_tool(ws.root)
+        assert isinstance(query, Tool), f"return a CommandTool, not {type(query).__name__}"
+        assert query.name == "query_record", f"name the tool 'query_record', not {query.name!r}"
+        params = sorted(query.schema()["function"]["parameters"]["properties"])
+        assert params == ["record_id"], f"the model should fill only record_id, not {params}"
+        calls = [tool_call("query_record", record_id=v, id=f"call_{i}")
+                 for i, v in enumerate(values)]
+        model = ScriptedModel([  # a few calls a reply: a reply may hold at most 10
+            *(parallel(*calls[k:k + 8]) for k in range(0, len(calls), 8)),
+            say("Done."),
+        ])
+        result = Agent(model, [query]).run("Look up these orders.")
+    results = {e.call_id: e for e in result.events if e.type == "tool_result"}
+    for i, value in enumerate(GOOD_IDS):
+        event = results[f"call_{i}"]
+        assert event.ok and f'"id": "{value}"' in event.output, (
+            f"{value} should print its record, but got: {event.output[:200]}")
+    for i, (value, why) in enumerate(BAD_IDS, start=len(GOOD_IDS)):
+        event = results[f"call_{i}"]
+        assert event.status == "invalid_arguments", (
+            f"{value!r} ({why}) got past your pattern and was stopped only later "
+            f"({event.status}: {(event.output.splitlines() or [''])[-1][:120]!r}). Refuse it "
+            "before anything runs, with a pattern that accepts only ORD- and four digits "
+            "from 0 to 9, and nothing before or after them")
+    return (f"{len(GOOD_IDS)} valid ids printed their records; all {len(BAD_IDS)} injection "
+            "attempts and near-miss ids were refused before any process started.")
+
+
+REGION = "eu"
+SECRETS = {  # in the harness's environment while the check runs; a tool process sees none
+    "SHOP_DB_URL": "postgres://support:hunter2@db.larkspur.example/orders",
+    "SHOP_PAYMENTS_KEY": "pk-course-example-not-a-real-key",
+}
+REPORT = "tools/shipping_report.py"
+SEEN = "tools/shipping_report.seen.json"  # what the script saw, written for the check
+REPORT_SCRIPT = '''\
+"""The shipping report of the shop's region: SHOP_REGION=eu python tools/shipping_report.py
+
+The region is a setting of the deployment, read from the environment, as a deployed
+program reads its settings. (The check that wrote this script also has it note the
+environment it got, in shipping_report.seen.json.)
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+(HERE / "shipping_report.seen.json").write_text(json.dumps(dict(os.environ)), encoding="utf-8")
+region = os.environ.get("SHOP_REGION")
+if not region:
+    print("error: SHOP_REGION is not set (the region to report on: eu or us)", file=sys.stderr)
+    sys.exit(2)
+orders = [json.loads(p.read_text(encoding="utf-8"))
+          for p in sorted((HERE.parent / "data" / "records").glob("ORD-*.json"))]
+print(f"Shipping report, region {region}: {len(orders)} orders")
+for order in orders:
+    print(f"  {order['id']}  {order['status']}")
+'''
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "cmd", "cmd.exe", "powershell", "pwsh"}
+
+
+@contextmanager
+def _secrets_set() -> Iterator[None]:
+    """The harness's environment with `SECRETS` in it; afterwards exactly as it was."""
+    before = dict(os.environ)
+    os.environ.update(SECRETS)
+    try:
+        yield
+    finally:
+        for name in set(os.environ) - set(before):
+            del os.environ[name]
+        for name, value in before.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+
+
+@contextmanager
+def _programs_started() -> Iterator[list[list[str]]]:
+    """Every command line started meanwhile (``subprocess.Popen`` starts them all)."""
+    started: list[list[str]] = []
+    real = subprocess.Popen
+
+    class Watched(real):
+        def __init__(self, args, *rest, **kwargs) -> None:
+            argv = [args] if isinstance(args, str | bytes | os.PathLike) else list(args)
+            started.append((["sh"] if kwargs.get("shell") else []) + [os.fsdecode(a) for a in argv])
+            super().__init__(args, *rest, **kwargs)
+
+    subprocess.Popen = Watched
+    try:
+        yield started
+    finally:
+        subprocess.Popen = real
+
+
+def _shell_in(started: list[list[str]]) -> str | None:
+    """The first command line that runs a shell, from the shell on; or None."""
+    for argv in started:
+        for i, word in enumerate(argv):
+            if Path(word).name.lower() in SHELLS:
+                return " ".join(argv[i:])[:120]
+    return None
+
+
+@check
+def check_report_env(make_report_tool: Callable[[Path], Tool]) -> str:
+    """Run your tool in a real run with secrets in the harness's environment; read what
+    the script saw."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(tmp)
+        (ws.root / REPORT).write_text(REPORT_SCRIPT, encoding="utf-8")
+        report = make_report_tool(ws.root)
+        assert isinstance(report, Tool), (f"return a tool (a @tool function), not "
+                                          f"{type(report).__name__}")
+        assert report.name == "shipping_report", (f"name the tool 'shipping_report', not "
+                                                  f"{report.name!r}")
+        params = sorted(report.schema()["function"]["parameters"]["properties"])
+        assert not params, (
+            f"the model fills in {params}: it should fill in nothing. The region is your "
+            "setting, not the model's choice: with a parameter, any reply (or a sentence in "
+            "a document it read) picks the region. Set SHOP_REGION in your code")
+        if IN_BROWSER:  # the run below starts the script: a program
+            return ("the tool's name and parameters are right (on a local install this check "
+                    "also runs it and reads what the script saw; a browser tab cannot start "
+                    "a program)")
+        model = ScriptedModel([tool_call("shipping_report"), say("Here is the report.")])
+        with _secrets_set(), _programs_started() as started:
+            result = Agent(model, [report]).run("Send me the shipping report.")
+        [event] = [e for e in result.events if e.type == "tool_result"]
+        seen_file = ws.root / SEEN
+        seen = json.loads(seen_file.read_text(encoding="utf-8")) if seen_file.exists() else None
+    first = (event.output.splitlines() or [""])[-1][:160]
+    assert seen is not None, (
+        f"the script never ran ({event.status}: {first!r}). Run "
+        f"[sys.executable, {REPORT!r}] in root (cwd=root)")
+    leaked = sorted(name for name, value in seen.items()
+                    if name in SECRETS or any(s in value for s in SECRETS.values()))
+    if leaked:
+        missed = ("; a filter of secret-looking names (KEY, TOKEN, ...) lets a password inside "
+                  "a URL through" if "SHOP_PAYMENTS_KEY" not in leaked else "")
         raise AssertionError(
-            f"message {i} ({old['role']}) differs from the recording. Recorded: "
-            f"{str(old.get('content'))[:120]!r}; replayed: {str(new.get('content'))[:120]!r}. "
-            "Give the replay every tool it is handed: a tool with side effects is answered "
-            "from the record, not switched off")
-    assert len(replayed.messages) == len(recorded.messages), (
-        f"the replay has {len(replayed.messages)} messages, the recording "
-        f"{len(recorded.messages)}")
-    assert not wrote_again, (
-        f"the replay wrote {NOTE} again: write_file has side effects, and a replay must "
-        "never repeat one. Run the new agent with call_log=CallLog.from_run(path): a call "
-        "of a tool with side effects gets its recorded result instead of running")
-    assert len(ran) == len(ITEMS), (
-        f"the read-only tool lookup_order ran {len(ran)} times in the replay, not "
-        f"{len(ITEMS)}: read-only tools must run again for real, so the replay checks "
-        "them. CallLog.from_run(path) does that by default (reuse='side_effects'); "
-        "reuse='all' answers every call from the record")
-    return (f"the replay sent the same {len(recorded.messages)} messages; lookup_order ran "
-            f"again ({len(ran)} calls) and write_file was answered from the record.")
+            f"the script saw the harness's secrets: {', '.join(leaked)}{missed}. Start it with "
+            "run_process, whose environment is the allowlist plus what you pass as env=, and "
+            f"pass only {{'SHOP_REGION': {REGION!r}}}: os.environ, or a copy of it with the "
+            "region added, is every variable the harness has")
+    assert "SHOP_REGION" in seen, (
+        f"the script saw no SHOP_REGION and said: {first!r}. The allowlist keeps out every "
+        "variable it does not name, yours too (setting it in os.environ does not get it "
+        f"through): pass env={{'SHOP_REGION': {REGION!r}}} to run_process")
+    assert seen["SHOP_REGION"] == REGION, (
+        f"SHOP_REGION was {seen['SHOP_REGION']!r}: the report is for {REGION!r}")
+    shell = _shell_in(started)
+    assert shell is None, (
+        f"your tool started a shell ({shell!r}). The region got through, but a shell reads "
+        "every character of its command line, which is what run_process and command "
+        "templates avoid: run the script's argv itself with run_process, and give it the "
+        "region as env=")
+    assert "PATH" in seen, (
+        f"the script started without PATH (it saw only {sorted(seen)}): you replaced its "
+        "environment instead of adding to the allowlisted one, and a process started without "
+        "run_process gets neither its sandbox nor its timeout. Start it with "
+        "run_process(argv, cwd=root, env=...)")
+    assert event.ok and f"region {REGION}" in event.output, (
+        f"the tool's result should be the report the script printed, not {first!r}: return "
+        "what run_process returns")
+    return (f"the script got SHOP_REGION={REGION} and none of the harness's secrets, without "
+            "a shell, and the model read its report.")

@@ -1,247 +1,196 @@
-"""Checks for lesson 11 (what the model sees when the run outgrows the window).
+"""Checks for lesson 11, checked results and the call log.
 
-Both checks run one long scripted run with your mechanism: the model reads the sample
-workspace file by file (two of its replies read two files at once, so their rounds hold
-two tool messages), then says which file it read last. The tools really run. The same
-run without your mechanism gives the transcript at each request, and from it what each
-request should have sent; the checks compare, request by request.
+`check_cites_real_policy` writes a policy of a length it picks, so only a hook that reads
+the workspace can tell a real line from one past the end. `check_order_tools` records a
+run with your tools, changes the order's record, and replays the run with
+`CallLog.from_run`: a read-only tool must show the change, a tool with side effects
+must not act twice.
 """
 
 from __future__ import annotations
 
+import json
+import random
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from course import check
 
-from harness import Agent, Mechanism, RunResult, ScriptedModel, Workspace, parallel, say, tool_call
-from harness.context import request_tokens
+from harness import (
+    Agent,
+    CallLog,
+    Event,
+    Hooks,
+    RunResult,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    say,
+    tool_call,
+)
 
-TASK = "Read the support repository file by file, then say which file you read last."
-READS = [  # one reply each; a reply with two paths reads both at once
-    ["README.md"],
-    ["docs/faq.md"],
-    ["docs/policies/returns.md", "docs/policies/warranty.md"],
-    ["docs/policies/shipping.md"],
-    ["data/records/ORD-1001.json"],
-    ["data/records/ORD-1002.json", "data/records/ORD-1003.json"],
-    ["src/orders.py"],
-    ["src/pricing.py"],
-    ["tools/query_record.py"],
-    ["tests/test_pricing.py"],
-]
+__all__ = ["check_cites_real_policy", "check_order_tools"]
 
-
-def _answer(messages: list[dict]) -> dict:
-    """The last reply: built from the last result the model can see."""
-    last = next(m for m in reversed(messages) if m["role"] == "tool")
-    return say(f"The last file I read starts with: {last['content'].splitlines()[0]}")
+POLICY = "docs/policies/gift-cards.md"
 
 
-def long_run(mechanism: Callable[[], Any] | None = None) -> tuple[RunResult, ScriptedModel]:
-    """The checks' run (in a fresh copy of the sample workspace), with ``mechanism`` if given:
-    ``long_run(lambda: KeepRounds(rounds=2))``. Returns the result and the model, whose
-    ``requests`` are what was sent."""
-    ws = Workspace.sample()
-    steps = [parallel(*(tool_call("read_file", path=p) for p in paths)) for paths in READS]
-    model = ScriptedModel([*steps, _answer])
-    tools = [t for t in ws.tools if t.name in ("read_file", "list_files")]
-    agent = Agent(model, tools, max_turns=len(steps) + 1,
-                  mechanisms=[mechanism] if mechanism else [])
-    return agent.run(TASK), model
+def _gift_card_policy(lines: int) -> str:
+    """A policy of exactly ``lines`` lines, ending in a newline."""
+    body = [f"Rule {k}: gift cards are kept for {k * 6} months after the last use."
+            for k in range(1, lines - 3)]
+    return "\n".join(["# Gift cards", "", "Policy id: GFT-001 | Version: 1.0", *body,
+                      "Gift cards never expire."]) + "\n"
 
 
-_PLAIN: list[tuple[RunResult, ScriptedModel]] = []
+def _answers_run(hook: Callable[[Event], Any], ws: Workspace,
+                 answers: list[str]) -> tuple[RunResult, list[str]]:
+    """Read the new policy, then answer each of ``answers`` in turn; your hook on stop.
+    Returns the result and the reasons the model read for each refused answer."""
+    errors: list[BaseException] = []
 
+    def guarded(event: Event) -> Any:
+        try:
+            return hook(event)
+        except Exception as exc:
+            errors.append(exc)
+            return None
 
-def _plain() -> tuple[RunResult, ScriptedModel]:
-    if not _PLAIN:
-        _PLAIN.append(long_run())
-    return _PLAIN[0]
-
-
-def _make(mechanism_class: Callable[..., Any], **kwargs: Any) -> Callable[[], Any]:
-    """A maker for the run, tried once here so a wrong signature gets a clear hint."""
-    name, given = getattr(mechanism_class, "__name__", "your class"), ", ".join(
-        f"{k}={v}" for k, v in kwargs.items())
-    try:
-        made = mechanism_class(**kwargs)
-    except TypeError as exc:
-        raise AssertionError(f"{name}({given}) failed ({exc}): give __init__ the parameter "
-                             f"{', '.join(kwargs)}") from None
-    if not callable(getattr(made, "before_request", None)):
-        raise AssertionError(f"{name} has no before_request(messages) method: subclass "
-                             "harness.Mechanism and override before_request")
-    return lambda: mechanism_class(**kwargs)
-
-
-def _tokens(model: ScriptedModel) -> list[int]:
-    return [request_tokens(r["messages"], r["tools"]) for r in model.requests]
-
-
-def _name(messages: list[dict], call_id: str) -> str:
-    return next((c["function"]["name"] for m in messages for c in m.get("tool_calls") or ()
-                 if c["id"] == call_id), "a tool")
-
-
-def _assert_head(n: int, sent: list[dict], transcript: list[dict]) -> None:
-    """The system prompt first, once, then the task."""
-    if not sent or sent[0] != transcript[0]:
-        first = sent[0]["role"] if sent else "nothing"
-        raise AssertionError(f"request {n} starts with {first}, not the system prompt: keep "
-                             "messages[0] first")
-    systems = sum(m.get("role") == "system" for m in sent)
-    if systems != 1:
-        raise AssertionError(f"request {n} has {systems} system messages: when the run is "
-                             "still short, the tail you keep overlaps messages[:2]. Take the "
-                             "tail from messages[2:], after the task")
-    if len(sent) < 2 or sent[1] != transcript[1]:
-        raise AssertionError(f"request {n}: its second message is not the task: keep "
-                             "messages[1], the task, right after the system prompt")
-    tasks = sum(m == transcript[1] for m in sent)
-    if tasks != 1:
-        raise AssertionError(f"request {n} sends the task {tasks} times: take the tail from "
-                             "messages[2:], after the task")
-
-
-def _assert_pairs(n: int, sent: list[dict], transcript: list[dict], advice: str) -> None:
-    """Every tool message answers a call of the assistant message before it, and every
-    call of a sent assistant message is answered."""
-    open_calls: list[str] = []
-    for message in sent:
-        if message.get("role") == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in open_calls:
-                raise AssertionError(
-                    f"request {n} sends the result of {_name(transcript, call_id)} ({call_id}) "
-                    f"without the assistant message that called it: {advice}")
-            open_calls.remove(call_id)
-            continue
-        if open_calls:
-            raise AssertionError(f"request {n} sends a call ({open_calls[0]}) without its "
-                                 f"result: {advice}")
-        open_calls = [c["id"] for c in message.get("tool_calls") or ()]
-
-
-def _compare(n: int, sent: list[dict], transcript: list[dict], start: int, kept: str,
-             fewer: str, more: str) -> None:
-    """What follows the task is exactly transcript[start:]."""
-    tail, want = sent[2:], transcript[start:]
-    if tail == want:
-        return
-    if len(tail) < len(want):
-        raise AssertionError(f"request {n} sent {len(tail)} messages after the task; {kept} "
-                             f"are {len(want)}: {fewer}")
-    if len(tail) > len(want):
-        raise AssertionError(f"request {n} sent {len(tail)} messages after the task; {kept} "
-                             f"are {len(want)}: {more}")
-    raise AssertionError(f"request {n} changed or reordered messages after the task: send "
-                         "the transcript's own messages, in their order")
-
-
-def _assert_transcript_whole(result: RunResult) -> None:
-    plain, _ = _plain()
-    if result.messages != plain.messages:
-        raise AssertionError(f"the run's transcript has {len(result.messages)} messages, "
-                             f"without your mechanism {len(plain.messages)}: before_request "
-                             "edited the list it was given. Build a new list and return it")
-
-
-def _savings(model: ScriptedModel) -> str:
-    _, plain = _plain()
-    mine, theirs = _tokens(model), _tokens(plain)
-    if sum(mine) >= sum(theirs):
-        raise AssertionError(f"your requests add up to ~{sum(mine):,} tokens, no fewer than "
-                             f"~{sum(theirs):,} without your mechanism: drop the old rounds")
-    return (f"~{sum(mine):,} input tokens instead of ~{sum(theirs):,}, the largest request "
-            f"~{max(mine):,} instead of ~{max(theirs):,}")
-
-
-def _requests(mechanism: Callable[[], Any]) -> tuple[ScriptedModel, list[tuple[int, list, list]]]:
-    """Run with ``mechanism``; each request's number, what it sent, the transcript then."""
-    result, model = long_run(mechanism)
-    plain, plain_model = _plain()
-    _assert_transcript_whole(result)
-    if result.outcome != plain.outcome or len(model.requests) != len(plain_model.requests):
-        raise AssertionError(f"the run ended {result.outcome} after {len(model.requests)} "
-                             f"requests ({result.error or 'no error'}); without your mechanism "
-                             f"it ends {plain.outcome} after {len(plain_model.requests)}")
-    return model, [(n, mine["messages"], theirs["messages"]) for n, (mine, theirs)
-                   in enumerate(zip(model.requests, plain_model.requests, strict=True), 1)]
-
-
-ROUNDS = ("a round is an assistant message and every tool message that answers it (a reply "
-          "with two calls has two): cut where a round starts, at an assistant message")
+    hooks = Hooks()
+    hooks.on("stop", guarded)
+    model = ScriptedModel([tool_call("read_file", path=POLICY), *map(say, answers)])
+    result = Agent(model, ws.tools, hooks=hooks).run("Do gift cards expire? Cite the line.")
+    if errors:
+        raise errors[0]
+    return result, [e.reason for e in result.events if e.type == "answer_refused"]
 
 
 @check
-def check_keep_rounds(mechanism_class: Callable[..., Any]) -> str:
-    """Your rule sends the system prompt, the task and the last N rounds whole."""
-    shown = ""
-    for keep in (2, 3):
-        model, requests = _requests(_make(mechanism_class, rounds=keep))
-        for n, sent, transcript in requests:
-            _assert_head(n, sent, transcript)
-            _assert_pairs(n, sent, transcript, ROUNDS)
-            starts = [i for i in range(2, len(transcript))
-                      if transcript[i]["role"] == "assistant"]
-            start = starts[-keep] if len(starts) >= keep else 2
-            _compare(n, sent, transcript, start, f"the last {keep} rounds",
-                     f"keep every message from the assistant message {keep} rounds from the "
-                     "end (count assistant messages, not messages)",
-                     f"drop every round before the last {keep} (rounds=N is the number of "
-                     "assistant messages kept)")
-        shown = shown or _savings(model)
-    return f"every request keeps each call with its result and the last N rounds whole: {shown}."
+def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) -> str:
+    """Your stop hook on answers whose citations are real, missing, past the end, or outside."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "outside.md").write_text("not in the workspace\n", encoding="utf-8")
+        ws = Workspace.sample(Path(tmp) / "ws")
+        n = random.SystemRandom().randint(8, 15)
+        ws.write_file(POLICY, _gift_card_policy(n))
+        hook = cites_real_policy(ws)
+        good = f"Gift cards never expire ({POLICY}:{n})."
+        cases = [  # (label, answer, the citation a refusal must name; None: accept it)
+            ("a real line", good, None),
+            ("two real lines", f"No ({POLICY}:{n}; see also docs/policies/returns.md:1).",
+             None),
+            ("a file that does not exist", f"Never ({POLICY[:-4]}.md:{n}).",
+             f"{POLICY[:-4]}.md:{n}"),
+            ("a line one past the end", f"Never ({POLICY}:{n + 1}).", f"{POLICY}:{n + 1}"),
+            ("line 0", f"Never ({POLICY}:0).", f"{POLICY}:0"),
+            ("a blank line", f"Never ({POLICY}:2).", f"{POLICY}:2"),
+            ("a real line, then a bad one",
+             f"Never ({POLICY}:{n}), as the FAQ says (docs/faq.md:999).", "docs/faq.md:999"),
+            ("a file outside the workspace", f"Never (../outside.md:1, {POLICY}:{n}).",
+             "../outside.md:1"),
+            ("no citation at all", "Gift cards never expire.", ""),
+        ]
+        for label, answer, bad in cases:
+            result, reasons = _answers_run(hook, ws, [answer, good, good])
+            if bad is None:
+                assert not reasons, (f"{label}: {answer!r} was refused ({reasons[0]}), but "
+                                     "every citation in it names a real line")
+            else:
+                assert reasons, (f"{label}: {answer!r} was accepted; it must be refused. "
+                                 "Rules: at least one citation; each path names a file in the "
+                                 "workspace (ws.read_file reads it); each number is a line of "
+                                 "that file (1 to its number of lines) that is not blank")
+                assert bad in reasons[0], (f"{label}: the reason the model read does not "
+                                           f"quote the bad citation {bad!r}; it was: "
+                                           f"{reasons[0]!r}")
+                assert len(reasons) == 1, (f"{label}: after {answer!r} was refused, the model "
+                                           f"answered {good!r}, which cites a real line, but "
+                                           f"that was refused too: {reasons[1]!r}")
+            assert result.outcome == "completed", (
+                f"{label}: the run ended {result.outcome!r} ({result.error})")
+        stubborn = f"Never ({POLICY}:{n + 5})."
+        result, reasons = _answers_run(hook, ws, [stubborn] * 3)
+        assert result.outcome == "unverified" and len(reasons) == 2, (
+            f"an agent that kept citing {POLICY}:{n + 5} ended {result.outcome!r} after "
+            f"{len(reasons)} refusals; it should end 'unverified' after 2")
+    return (f"real lines passed; a missing file, line {n + 1} of a file with {n} lines, line 0, "
+            "a blank line, a file outside the workspace and an answer without a citation "
+            "were refused with a reason that names them; citing a bad line three times "
+            "ended unverified.")
 
 
-class LastMessages(Mechanism):
-    """Sends the system prompt, the task and the last ``keep`` messages. It has a bug."""
-
-    def __init__(self, keep: int = 6) -> None:
-        self.keep = keep
-
-    def before_request(self, messages: list[dict]) -> list[dict]:
-        return [*messages[:2], *messages[2:][-self.keep:]]
-
-
-def broken_request(model: ScriptedModel) -> int | None:
-    """The number (1-based) of the first request that sent a tool message without the
-    assistant message that called it, or None."""
-    for n, request in enumerate(model.requests, 1):
-        called = {c["id"] for m in request["messages"] for c in m.get("tool_calls") or ()}
-        if any(m["role"] == "tool" and m["tool_call_id"] not in called
-               for m in request["messages"]):
-            return n
-    return None
+EXPORT_SCRIPT = """import sys
+with open("exports.txt", "a", encoding="utf-8") as f:
+    f.write(sys.argv[1] + "\\n")
+print("exported", sys.argv[1])
+"""
+ORDER, RECORD = "ORD-1002", "data/records/ORD-1002.json"
+EXPORT_TASK = "Check ORD-1002, then export it to the warehouse."
+NEW_STATUSES = ("returned", "lost in transit", "held at customs", "refunded", "exchanged")
 
 
-BACK = ("when the cut falls on a tool message, move it back to the assistant message that "
-        "starts its round (in a reply with two calls, that can be two messages back)")
+def _tools_by_name(order_tools: Callable[[Path], list], root: Path) -> dict[str, Tool]:
+    tools = order_tools(root)
+    if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
+        raise AssertionError(f"order_tools(root) should return a list of tools, not {tools!r}")
+    named = {t.name: t for t in tools}
+    if sorted(named) != ["export_order", "lookup_order"]:
+        raise AssertionError(f"your tools are named {sorted(named)}; return two tools, "
+                             "lookup_order and export_order")
+    for t in tools:
+        params = sorted(t.schema()["function"]["parameters"].get("properties", {}))
+        if params != ["order_id"]:
+            raise AssertionError(f"{t.name} takes {params}; the model should fill only "
+                                 "order_id")
+    return named
+
+
+def _exports(ws: Workspace) -> list[str]:
+    path = ws.root / "exports.txt"
+    return path.read_text(encoding="utf-8").split() if path.exists() else []
 
 
 @check
-def check_last_messages_fixed(mechanism_class: Callable[..., Any]) -> str:
-    """Your fix sends the last `keep` messages, moving the cut back to its round's start."""
-    shown = ""
-    for keep in (6, 5):
-        model, requests = _requests(_make(mechanism_class, keep=keep))
-        for n, sent, transcript in requests:
-            _assert_head(n, sent, transcript)
-            _assert_pairs(n, sent, transcript, BACK)
-            start = max(2, len(transcript) - keep)
-            while start > 2 and transcript[start]["role"] == "tool":
-                start -= 1
-            _compare(n, sent, transcript, start,
-                     f"the last {keep} and the rest of their first round",
-                     "moving the cut forward drops results the model just asked for: keep "
-                     f"the last {keep} messages and move the cut back instead",
-                     "move the cut back only as far as the assistant message of the round it "
-                     "falls in")
-        shown = shown or _savings(model)
-    return (f"no request splits a call from its result, and each keeps the last `keep` "
-            f"messages: {shown}.")
-
-
-__all__ = ["READS", "TASK", "LastMessages", "broken_request", "check_keep_rounds",
-           "check_last_messages_fixed", "long_run"]
+def check_order_tools(order_tools: Callable[[Path], list]) -> str:
+    """Record a run with your two tools, change the record, replay with CallLog.from_run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(Path(tmp) / "ws")
+        (ws.root / "tools" / "export_order.py").write_text(EXPORT_SCRIPT, encoding="utf-8")
+        tools = _tools_by_name(order_tools, ws.root)
+        script = [tool_call("lookup_order", order_id=ORDER),
+                  tool_call("export_order", order_id=ORDER), say(f"{ORDER} is exported.")]
+        recorded = Agent(ScriptedModel(script), list(tools.values())).run(EXPORT_TASK)
+        for e in recorded.events:
+            if e.type == "tool_result" and not e.ok:
+                raise AssertionError(f"{e.tool_name}({ORDER}) failed in a normal run: "
+                                     f"{e.output[:300]}")
+        looked_up = next(e.output for e in recorded.events
+                         if e.type == "tool_result" and e.tool_name == "lookup_order")
+        if f'"id": "{ORDER}"' not in looked_up:
+            raise AssertionError(f"lookup_order({ORDER}) should print its record; it printed "
+                                 f"{looked_up[:200]!r}")
+        if _exports(ws) != [ORDER]:
+            raise AssertionError(f"export_order({ORDER}) should run tools/export_order.py, "
+                                 f"which adds the id to exports.txt; it holds {_exports(ws)}")
+        saved = recorded.save(Path(tmp) / "run.json")
+        status = random.SystemRandom().choice(NEW_STATUSES)
+        record = json.loads(ws.read_file(RECORD))
+        ws.write_file(RECORD, json.dumps({**record, "status": status}, indent=2) + "\n")
+        replay = Agent(ScriptedModel.from_run(saved), order_tools(ws.root)).run(
+            EXPORT_TASK, call_log=CallLog.from_run(saved))
+        how = {e.tool_name: e for e in replay.events if e.type == "tool_result"}
+        if _exports(ws) != [ORDER]:
+            raise AssertionError(
+                f"after the replay exports.txt lists {_exports(ws)}: the replay exported "
+                f"{ORDER} again. export_order changes the world: give it side_effects=True "
+                "(a CommandTool's default), so a replay answers it from the record")
+        lookup = how["lookup_order"]
+        if lookup.status != "ok" or status not in lookup.output:
+            raise AssertionError(
+                f"the check changed {ORDER}'s status to {status!r} before the replay, but the "
+                f"replay's lookup_order was {lookup.status!r} and showed the recorded record: "
+                "it did not run again. A lookup changes nothing: give it side_effects=False, "
+                "so a replay runs it for real and a changed record shows up")
+    return (f"the replay looked {ORDER} up again (status {status!r}, changed after the "
+            "recording) and answered export_order from the record: exports.txt holds one line.")

@@ -1,164 +1,156 @@
-"""Checks for lesson 12 (tools from elsewhere: MCP servers and skills).
+"""Checks for lesson 12, bring your own: provider presets, and record then replay.
 
-`check_shop_permissions` starts the shop's real MCP server in a fresh copy of the sample
-workspace, and a scripted model calls every kind of tool through your permissions: the
-shop's two read-only tools, its refund (with approvers that say yes and no), tools of
-other servers, the workspace's own tools. It reads what ran from the events and from
-the refund ledger the server writes. `check_result_text` hands your function results in
-the wire format of MCP's ``tools/call`` (the JSON a server sends) and compares.
+The replay check records a run that writes a file, then replays it in a fresh
+workspace: the read-only tool must run again, the write must not happen twice.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import sys
+import tempfile
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
 
-from course import IN_BROWSER, check
+from course import check
 
-from harness import Agent, Permissions, ScriptedModel, Workspace, say, tool_call
+from harness import (
+    Agent,
+    OpenAIModel,
+    RunResult,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    say,
+    tool,
+    tool_call,
+)
 
-READS = ("mcp__shop__get_order", "mcp__shop__list_orders")
-REFUND = "mcp__shop__issue_refund"
-OTHERS = ("mcp__rogue__wipe_disk", "mcp__shop2__get_order", "mcp__shopx__issue_refund",
-          "mcp__rogue__define")
-OWN = ("write_file", "run_shell", "read_file")
-ARGS = {"mcp__shop__get_order": {"order_id": "ORD-1002"}, "mcp__shop__list_orders": {},
-        REFUND: {"order_id": "ORD-1002", "amount_eur": 20.0, "reason": "returned"}}
-
-
-def _decisions(permissions: Permissions, names: tuple[str, ...]) -> dict[str, str]:
-    return {name: permissions.decide(name) for name in names}
-
-
-@check
-def check_shop_permissions(shop_permissions: Callable[[Callable], Permissions]) -> str:
-    """Reads run, a refund runs only when the approver says yes, nothing else runs."""
-    asked: list[tuple[str, dict]] = []
-
-    def approver(answer: bool) -> Callable[[str, dict], bool]:
-        def approve(name: str, arguments: dict) -> bool:
-            asked.append((name, dict(arguments)))
-            return answer
-        return approve
-
-    for answer in (True, False):
-        permissions = shop_permissions(approver(answer))
-        if not isinstance(permissions, Permissions):
-            raise AssertionError(f"shop_permissions returned {type(permissions).__name__}; "
-                                 "return a harness Permissions")
-        table = _decisions(permissions, (*READS, REFUND, *OTHERS, *OWN, "mcp__shop__new_tool"))
-        wrong = {n: d for n, d in table.items() if n in READS and d != "allow"}
-        if wrong:
-            raise AssertionError(f"the read-only tools must be allowed: {wrong}")
-        if table[REFUND] != "ask":
-            raise AssertionError(f"{REFUND} is {table[REFUND]!r}: a refund moves money, so a "
-                                 "person must be asked ('ask'), every time")
-        loose = {n: d for n, d in table.items() if n not in (*READS, REFUND) and d != "deny"}
-        if loose:
-            raise AssertionError(f"everything else must be denied, these are not: {loose} "
-                                 "(keep default='deny'; name only the shop's three tools)")
-        if permissions.approve is None:
-            raise AssertionError("the refund is asked, but no one can answer: pass the "
-                                 "approver you were given as approve=")
-        if IN_BROWSER:  # the run below starts the shop's server: a program
-            return ("the table is right (on a local install this check also runs it against "
-                    "the shop's real server; the browser edition cannot start one)")
-        from harness.mcp import MCPServer
-
-        ws = Workspace.sample()
-        calls = [*READS, REFUND, "mcp__shop2__get_order", "write_file"]
-        steps = [tool_call(n, ARGS.get(n, {"path": "notes/x.md", "content": "x"}))
-                 for n in calls] + [say("done")]
-        asked.clear()
-        with MCPServer("shop", sys.executable, ["tools/shop_server.py"], cwd=ws.root) as shop:
-            result = Agent(ScriptedModel(steps), ws.tools, mcp_servers=[shop],
-                           permissions=permissions).run("Refund ORD-1002")
-        status = {e.tool_name: e.status for e in result.events if e.type == "tool_result"}
-        ledger = ws.root / "data" / "refunds.jsonl"
-        refunds = ledger.read_text().splitlines() if ledger.exists() else []
-        if [n for n, _ in asked] != [REFUND]:
-            raise AssertionError(f"the approver was asked about {[n for n, _ in asked]}; it "
-                                 f"must be asked once, about {REFUND} only")
-        if asked[0][1] != ARGS[REFUND]:
-            raise AssertionError(f"the approver got {asked[0][1]}; give it the call's own "
-                                 "arguments (Permissions passes them on)")
-        want = "ok" if answer else "blocked"
-        if status[REFUND] != want or len(refunds) != (1 if answer else 0):
-            raise AssertionError(f"with an approver that says {'yes' if answer else 'no'} the "
-                                 f"refund ended {status[REFUND]!r} and the ledger holds "
-                                 f"{len(refunds)} line(s)")
-        if any(status[n] != "ok" for n in READS):
-            raise AssertionError(f"the reads ended {[status[n] for n in READS]}; they must run")
-        if status["write_file"] != "blocked" or (ws.root / "notes/x.md").exists():
-            raise AssertionError("write_file ran: only the shop's tools may run")
-    return "reads run, a refund waits for a yes, everything else is denied"
+# The provider table of lesson 12 (and of README.md): model, base URL, whether a key is needed.
+PRESETS = {
+    "openai": ("gpt-4o-mini", None, True),
+    "deepseek": ("deepseek-chat", "https://api.deepseek.com", True),
+    "glm": ("glm-4-flash", "https://open.bigmodel.cn/api/paas/v4/", True),
+    "ollama": ("qwen2.5:7b", "http://localhost:11434/v1", False),
+    "vllm": ("Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", False),
+}
 
 
-# -- exercise 2: a result as the text the model reads -----------------------------------
-
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
-RESULTS: list[tuple[str, dict, bool, list[str], list[str]]] = [
-    # label, result, ok, must contain (in this order), must not contain
-    ("one text block", {"content": [{"type": "text", "text": "ORD-1002: delivered"}]},
-     True, ["ORD-1002: delivered"], []),
-    ("two text blocks", {"content": [{"type": "text", "text": "first"},
-                                     {"type": "text", "text": "second"}]},
-     True, ["first\nsecond"], []),
-    ("an error", {"content": [{"type": "text", "text": "no order ORD-9999"}], "isError": True},
-     False, ["no order ORD-9999"], []),
-    ("an image and a caption", {"content": [
-        {"type": "image", "data": PNG, "mimeType": "image/png"},
-        {"type": "text", "text": "the parcel label"}]},
-     True, ["image/png", "the parcel label"], [PNG[:40], PNG[-40:]]),
-    ("audio", {"content": [{"type": "audio", "data": PNG, "mimeType": "audio/wav"}]},
-     True, ["audio/wav"], [PNG[:40]]),
-    ("structured content only", {"content": [], "structuredContent": {"id": "ORD-1003",
-                                                                      "status": "shipped"}},
-     True, ['"status": "shipped"'], []),
-    ("structured content beside its text", {
-        "content": [{"type": "text", "text": "ORD-1003 is shipped"}],
-        "structuredContent": {"id": "ORD-1003", "status": "shipped"}},
-     True, ["ORD-1003 is shipped"], ['"status"']),
-    ("an error with no content", {"content": [], "isError": True}, False, [], []),
-]
+def _url(value: str | None) -> str | None:
+    return value.rstrip("/") if value else value
 
 
 @check
-def check_result_text(result_text: Callable[[dict], tuple[bool, str]]) -> str:
-    """Each result: ok from isError; text blocks in order; media named, never pasted;
-    structured content only when there is no text."""
-    for label, result, ok, present, absent in RESULTS:
-        answer = result_text(json.loads(json.dumps(result)))
-        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str)):
-            raise AssertionError(f"{label}: return (ok, text), a bool and a string, not "
-                                 f"{_short(answer)}")
-        got_ok, text = answer
-        if got_ok is not ok:
-            raise AssertionError(f"{label}: ok should be {ok} (it comes from isError, which is "
-                                 f"{result.get('isError', False)}), got {got_ok!r}")
-        for piece in absent:
-            if piece in text:
-                what = ("the image's base64 data" if piece.startswith(PNG[:10]) else
-                        "the structured content, which the text block already says")
-                raise AssertionError(f"{label}: the text holds {what}; name media by type "
-                                     "(the model cannot read base64), and add structured "
-                                     "content only when there is no text")
-        at = 0
-        for piece in present:
-            found = text.find(piece, at)
-            if found < 0:
-                media = "/" in piece and " " not in piece  # a mime type
-                how = (f"; name each image or audio block by its mimeType ({piece})" if media
-                       else " after what came before" if at else "")
-                raise AssertionError(f"{label}: the text should hold {piece!r}{how}; it is "
-                                     f"{_short(text)}")
-            at = found + len(piece)
-    return "every result reads as the model should read it"
+def check_make_model(make_model: Callable[[str], dict]) -> str:
+    """Every preset against the table, any capitalisation; an unknown name refused."""
+    for name, (model, base_url, needs_key) in PRESETS.items():
+        for spelled in (name, name.upper(), name.title()):
+            try:
+                got = make_model(spelled)
+            except (KeyError, ValueError) as exc:
+                raise AssertionError(
+                    f"make_model({spelled!r}) raised {type(exc).__name__}: {exc}. The presets "
+                    f"are {', '.join(PRESETS)}, in any capitalisation: look the name up "
+                    "lower-cased (preset.lower()) in a table with lower-case keys") from None
+            assert isinstance(got, dict), f"make_model({spelled!r}) should return a dict"
+            keys = sorted(got)
+            assert keys == ["base_url", "model", "needs_key"], (
+                f"make_model({spelled!r}) returned the keys {keys}; use model, base_url, needs_key")
+            assert got["model"] == model, (
+                f"{spelled}: model should be {model!r}, not {got['model']!r}")
+            assert _url(got["base_url"]) == _url(base_url), (
+                f"{spelled}: base_url should be {base_url!r}, not {got['base_url']!r}")
+            assert got["needs_key"] is needs_key, (
+                f"{spelled}: needs_key should be {needs_key} (local servers need no key)")
+        OpenAIModel(model=got["model"], base_url=got["base_url"],
+                    api_key="placeholder-key" if got["needs_key"] else None)
+    try:
+        make_model("no-such-provider")
+    except ValueError as exc:
+        missing = [name for name in PRESETS if name not in str(exc).lower()]
+        assert not missing, (
+            f"the error for an unknown preset should list every known one; it leaves out "
+            f"{', '.join(missing)}: {exc}")
+    except KeyError as exc:
+        raise AssertionError(f"make_model('no-such-provider') raised KeyError ({exc}); raise "
+                             "ValueError, with a message that lists the presets") from None
+    else:
+        raise AssertionError("make_model('no-such-provider') should raise ValueError, naming "
+                             "the presets it knows")
+    return "all five presets match the table, and each one builds an OpenAIModel offline."
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+SYSTEM = "You look up orders for the Larkspur Audio support team."
+TASK = "Which items did ORD-1001 and ORD-1003 contain? Save them in notes/items.md."
+ITEMS = {"ORD-1001": "Heron over-ear headphones", "ORD-1003": "Finch wireless earbuds"}
+NOTE = "notes/items.md"
+
+
+def _counting_lookup() -> tuple[Tool, list[str]]:
+    """A read-only tool that remembers each order it looked up."""
+    ran: list[str] = []
+
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Return the item of an order."""
+        ran.append(order_id)
+        return ITEMS.get(order_id, f"unknown order {order_id}")
+
+    return lookup_order, ran
+
+
+def _found(messages: list[dict]) -> str:
+    return "; ".join(m["content"] for m in messages if m["role"] == "tool")
+
+
+def _recorded_run(folder: Path) -> tuple[Path, RunResult]:
+    """A run to replay: two lookups (read-only), a write_file (a side effect), an answer
+    quoting the lookups, saved as JSON."""
+    lookup, _ = _counting_lookup()
+    steps = [*(tool_call("lookup_order", order_id=o, id=f"call_{i}")
+               for i, o in enumerate(ITEMS)),
+             lambda messages: tool_call("write_file", path=NOTE, content=_found(messages),
+                                        id="call_2"),
+             lambda messages: say(_found(messages[:-2]))]
+    ws = Workspace.sample(folder / "recorded")
+    result = Agent(ScriptedModel(steps), [lookup, *ws.tools], system=SYSTEM).run(TASK)
+    return result.save(folder / "recorded.json"), result
+
+
+@check
+def check_replay(replay: Callable[[Path, list[Tool]], RunResult]) -> str:
+    """Replay a saved run with fresh tools in a fresh workspace: the same messages, the
+    read-only tool ran again, the write did not happen twice."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path, recorded = _recorded_run(Path(tmp))
+        lookup, ran = _counting_lookup()
+        ws = Workspace.sample(Path(tmp) / "replayed")
+        replayed = replay(path, [lookup, *ws.tools])
+        wrote_again = (ws.root / NOTE).exists()
+    assert isinstance(replayed, RunResult), (
+        f"replay should return the RunResult of the new run, not {type(replayed).__name__}")
+    assert replayed.messages, "the replay sent no messages: run a new Agent on the task"
+    for i, (old, new) in enumerate(zip(recorded.messages, replayed.messages, strict=False)):
+        if old == new:
+            continue
+        if i < 2:
+            raise AssertionError(
+                f"message {i} ({old['role']}) differs from the recording: replay the same "
+                "system prompt and task (messages 0 and 1 of the recording)")
+        raise AssertionError(
+            f"message {i} ({old['role']}) differs from the recording. Recorded: "
+            f"{str(old.get('content'))[:120]!r}; replayed: {str(new.get('content'))[:120]!r}. "
+            "Give the replay every tool it is handed: a tool with side effects is answered "
+            "from the record, not switched off")
+    assert len(replayed.messages) == len(recorded.messages), (
+        f"the replay has {len(replayed.messages)} messages, the recording "
+        f"{len(recorded.messages)}")
+    assert not wrote_again, (
+        f"the replay wrote {NOTE} again: write_file has side effects, and a replay must "
+        "never repeat one. Run the new agent with call_log=CallLog.from_run(path): a call "
+        "of a tool with side effects gets its recorded result instead of running")
+    assert len(ran) == len(ITEMS), (
+        f"the read-only tool lookup_order ran {len(ran)} times in the replay, not "
+        f"{len(ITEMS)}: read-only tools must run again for real, so the replay checks "
+        "them. CallLog.from_run(path) does that by default (reuse='side_effects'); "
+        "reuse='all' answers every call from the record")
+    return (f"the replay sent the same {len(recorded.messages)} messages; lookup_order ran "
+            f"again ({len(ran)} calls) and write_file was answered from the record.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from harness import RunResult, say, tool_call
+from harness import say, tool_call
 from harness.events import Event
 
 WARRANTY_STEPS = ["Look up order ORD-1001", "Find the warranty rules",
@@ -67,17 +67,3 @@ class ToolCallCounter:
     def on_event(self, event: Event) -> None:
         if event.type == "tool_call":
             self.counts[event.agent_id] = self.counts.get(event.agent_id, 0) + 1
-
-
-def summarize(result: RunResult) -> dict:
-    """The shape of a run, from its result and its events (sub-agents' events included)."""
-    results = [e for e in result.events if e.type == "tool_result"]
-    return {
-        "outcome": result.outcome,
-        "turns": result.turns,
-        "tool_calls_ok": sum(e.ok for e in results),
-        "tool_calls_failed": sum(not e.ok for e in results),
-        "reminders": sum(e.type == "reminder" for e in result.events),
-        "pushbacks": sum(e.type == "stop_gate" for e in result.events),
-        "delegations": len(result.delegations),
-    }

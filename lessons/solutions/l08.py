@@ -1,32 +1,28 @@
-"""Reference solutions for lesson 08, execution control."""
+"""Reference solutions for lesson 08, reading a run."""
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
-
-from harness import CommandTool
-from harness.events import Event
+from harness import RunResult
 
 
-def make_query_tool(root: Path) -> CommandTool:
-    """`query_record` that accepts only an order id: ORD- and four digits."""
-    return CommandTool(
-        "query_record", "Print one order record as JSON.",
-        template="python tools/query_record.py --id {record_id}",
-        params={"record_id": "the order id: ORD- and four digits, e.g. ORD-1001"},
-        cwd=root, pattern=r"ORD-[0-9]{4}",
-    )
+def summarize(result: RunResult) -> dict:
+    """The shape of a run, from its result and its events (sub-agents' events included)."""
+    results = [e for e in result.events if e.type == "tool_result"]
+    return {
+        "outcome": result.outcome,
+        "turns": result.turns,
+        "tool_calls_ok": sum(e.ok for e in results),
+        "tool_calls_failed": sum(not e.ok for e in results),
+        "reminders": sum(e.type == "reminder" for e in result.events),
+        "pushbacks": sum(e.type == "stop_gate" for e in result.events),
+        "delegations": len(result.delegations),
+    }
 
 
-class CancelAfter:
-    """An observer that sets ``cancel`` once ``n`` tool calls have finished."""
-
-    def __init__(self, n: int, cancel: threading.Event) -> None:
-        self.n, self.cancel, self.finished = n, cancel, 0
-
-    def on_event(self, event: Event) -> None:
-        if event.type == "tool_result":
-            self.finished += 1
-            if self.finished >= self.n:
-                self.cancel.set()
+def tokens_by_agent(result: RunResult) -> dict[str, int]:
+    """Each agent's own tokens: the total_tokens of its model replies, added up."""
+    tokens: dict[str, int] = {}
+    for e in result.events:
+        if e.type == "model_reply":
+            tokens[e.agent_id] = tokens.get(e.agent_id, 0) + e.usage["total_tokens"]
+    return tokens

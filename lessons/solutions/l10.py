@@ -1,32 +1,33 @@
-"""Reference solutions for lesson 10, bring your own."""
+"""Reference solutions for lesson 10, processes and command templates."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from harness import Agent, CallLog, RunResult, ScriptedModel, Tool
-
-PRESETS = {
-    "openai": ("gpt-4o-mini", None, True),
-    "deepseek": ("deepseek-chat", "https://api.deepseek.com", True),
-    "glm": ("glm-4-flash", "https://open.bigmodel.cn/api/paas/v4/", True),
-    "ollama": ("qwen2.5:7b", "http://localhost:11434/v1", False),
-    "vllm": ("Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", False),
-}
+from harness import CommandTool, RunControl, Tool, ToolResult, tool
+from harness.workspace.process import run_process
 
 
-def make_model(preset: str) -> dict:
-    """The OpenAIModel settings of a provider preset, by name (any capitalisation)."""
-    try:
-        model, base_url, needs_key = PRESETS[preset.strip().lower()]
-    except KeyError:
-        raise ValueError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}") from None
-    return {"model": model, "base_url": base_url, "needs_key": needs_key}
+def make_query_tool(root: Path) -> CommandTool:
+    """`query_record` that accepts only an order id: ORD- and four digits."""
+    return CommandTool(
+        "query_record", "Print one order record as JSON.",
+        template="python tools/query_record.py --id {record_id}",
+        params={"record_id": "the order id: ORD- and four digits, e.g. ORD-1001"},
+        cwd=root, pattern=r"ORD-[0-9]{4}",
+    )
 
 
-def replay(path: Path, tools: list[Tool]) -> RunResult:
-    """Run the recorded task again: the recorded replies play back, read-only tools run
-    for real, tools with side effects get their recorded result."""
-    recorded = RunResult.load(path)
-    agent = Agent(ScriptedModel.from_run(path), tools, system=recorded.messages[0]["content"])
-    return agent.run(recorded.messages[1]["content"], call_log=CallLog.from_run(path))
+def make_report_tool(root: Path) -> Tool:
+    """`shipping_report`: the report script, with SHOP_REGION=eu and nothing else of ours."""
+
+    @tool
+    def shipping_report(control: RunControl | None = None) -> ToolResult:
+        """Print the shipping report of the shop's region."""
+        # No shell, the allowlisted environment plus the one variable the script needs,
+        # and the run's control, so the process stops with the run.
+        return run_process([sys.executable, "tools/shipping_report.py"], cwd=root,
+                           env={"SHOP_REGION": "eu"}, control=control)
+
+    return shipping_report

@@ -1,31 +1,44 @@
-"""Reference solutions for lesson 11 (what the model sees when the run outgrows the window)."""
+"""Reference solutions for lesson 11, checked results and the call log."""
 
 from __future__ import annotations
 
-from harness import Mechanism
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from harness import CommandTool, Workspace
+from harness.events import Event
+
+CITATION = re.compile(r"([\w./-]+\.md):(\d+)")  # docs/policies/returns.md:17, as in the lesson
 
 
-class KeepRounds(Mechanism):
-    """Sends the system prompt, the task and the last ``rounds`` rounds, each whole."""
+def cites_real_policy(ws: Workspace) -> Callable[[Event], str | None]:
+    """A stop hook: refuse an answer unless each path:line it cites is a line of text in ``ws``."""
 
-    def __init__(self, rounds: int = 2) -> None:
-        self.rounds = rounds
+    def check_citations(event: Event) -> str | None:
+        found = CITATION.findall(event.final or "")
+        if not found:
+            return "it cites no policy line; add the path:line of each line you used."
+        for path, number in found:
+            try:
+                lines = ws.read_file(path).splitlines()
+            except ValueError:  # no such file, outside the workspace, not text
+                return f"{path}:{number} names no file in the workspace."
+            if not 1 <= int(number) <= len(lines) or not lines[int(number) - 1].strip():
+                return (f"{path}:{number} is not a line of text: {path} has {len(lines)} "
+                        "lines. Cite the path:line a tool returned.")
+        return None
 
-    def before_request(self, messages: list[dict]) -> list[dict]:
-        starts = [i for i in range(2, len(messages)) if messages[i]["role"] == "assistant"]
-        if len(starts) < self.rounds:
-            return messages
-        return [messages[0], messages[1], *messages[starts[-self.rounds]:]]
+    return check_citations
 
 
-class LastMessagesFixed(Mechanism):
-    """The last ``keep`` messages, the cut moved back to the start of the round it falls in."""
-
-    def __init__(self, keep: int = 6) -> None:
-        self.keep = keep
-
-    def before_request(self, messages: list[dict]) -> list[dict]:
-        start = max(2, len(messages) - self.keep)
-        while start > 2 and messages[start]["role"] == "tool":  # a result needs its call
-            start -= 1
-        return [*messages[:2], *messages[start:]]
+def order_tools(root: Path) -> list[CommandTool]:
+    """lookup_order only reads (a replay runs it again); export_order changes the world."""
+    order_id = {"order_id": "the order id: ORD- and four digits, e.g. ORD-1002"}
+    lookup = CommandTool("lookup_order", "Print one order record as JSON.",
+                         template="python tools/query_record.py --id {order_id}",
+                         params=order_id, cwd=root, pattern=r"ORD-[0-9]{4}", side_effects=False)
+    export = CommandTool("export_order", "Send one order to the warehouse.",
+                         template="python tools/export_order.py {order_id}",
+                         params=order_id, cwd=root, pattern=r"ORD-[0-9]{4}", side_effects=True)
+    return [lookup, export]
