@@ -82,8 +82,6 @@ class RunControl:
     @classmethod
     def start(cls, max_turns: int, max_seconds: float | None, cancel: Any,
               budget: Budget | None = None) -> RunControl:
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
         if cancel is not None and not callable(getattr(cancel, "is_set", None)):
             raise TypeError("cancel must have an is_set() method, e.g. threading.Event()")
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
