@@ -27,7 +27,7 @@ from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
 from .settings import Settings
 from .tools import Tool, ToolResult, tool
 
-MOVED = {"verify": "durable.verify"}  # harness.verify, as lesson 09 reads it
+MOVED = {"verify": "durable.verify"}  # harness.verify, as lesson 11 reads it
 LAZY = {"TodoItem": "harness.todo", "TodoList": "harness.todo"}  # the plan's pydantic models
 EXTENSIONS = {  # name: the sub-package module that holds it, imported when first used
     "OpenAIModel": "harness.live.openai_model", "Workspace": "harness.workspace.folder",

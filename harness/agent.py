@@ -162,7 +162,7 @@ class Agent:
             found.append(Subagents([known[n] for n in s.subagent_tools if n in known],
                                    s.subagent_max_turns, run.run_child, s.agent_id,
                                    system=s.subagent_system))
-        if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 09)
+        if self.hooks.listening("stop"):  # a stop hook may refuse an answer (lesson 11)
             from .durable.verify import Verification
 
             found.append(Verification(s.max_refusals))
@@ -170,7 +170,7 @@ class Agent:
             found.append(servers)
         found += [make() for make in self.extra]
         window = s.context_window or getattr(self.model, "context_window", None)
-        if window:  # last: it bounds what the others made of the request (lesson 11)
+        if window:  # last: it bounds what the others made of the request (lesson 13)
             from .context import compaction_for
 
             found.append(compaction_for(self, run, window, planning))

@@ -140,7 +140,7 @@ class Run:
             cut = reply.finish_reason in ("length", "max_tokens") and not reply.refusal
             raise RunOver("truncated" if cut else "refused", final=text)  # never "completed"
         answer = Answer(text, self.control.turns_left() <= 0, refusal)
-        for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (09)
+        for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (11)
             if self.note(mechanism.on_answer(answer)):
                 return  # pushed back: the next request carries why
         raise RunOver("completed", final=text)

@@ -95,7 +95,7 @@ class RunResult:
 
     def sent(self, n: int) -> list[dict]:
         """What this run's request ``n`` (from 1; a sub-agent's are not counted) sent: the
-        transcript as it was, or, where a mechanism shaped it (compaction, lesson 11), the
+        transcript as it was, or, where a mechanism shaped it (compaction, lesson 13), the
         messages its ``model_request`` event recorded (transcript indices, new messages)."""
         asked = [e for e in self.events if e.type == "model_request" and e.depth == 0]
         if not 1 <= n <= len(asked):

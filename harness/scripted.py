@@ -137,7 +137,7 @@ class ScriptedModel:
         reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
                            id_prefix=f"call_{n + 1}")  # unique ids across the run
         reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
-        if self.stream and report is not None:  # streaming is harness.live's (lesson 10)
+        if self.stream and report is not None:  # streaming is harness.live's (lesson 12)
             from .live.streaming import play
 
             play(self, step, report)

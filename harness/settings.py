@@ -50,7 +50,7 @@ class Settings:
     """Input tokens of the whole run (estimated before each request): then ``token_limit``."""
     context_window: int | None = None
     """The model's window in tokens (None: the model's ``context_window``, if it has one).
-    With a window, what each request sends is compacted to fit it (lesson 11)."""
+    With a window, what each request sends is compacted to fit it (lesson 13)."""
     compact_at: float = 0.8
     """The share of the window above which a request is compacted."""
     summary_model: Any = None
@@ -61,7 +61,7 @@ class Settings:
     """A folder (in the workspace) where compacted tool results are written whole, so the
     model can read them back with read_file; None: the stub says they are not sent again."""
     max_refusals: int = 2
-    """Answers a ``stop`` hook may refuse before the run ends ``unverified`` (lesson 09)."""
+    """Answers a ``stop`` hook may refuse before the run ends ``unverified`` (lesson 11)."""
     agent_id: str = "main"
     """The name events carry for this agent (a sub-agent's is ``main.sub1``, ...)."""
 

@@ -1,4 +1,4 @@
-"""Context that outlives the window (lesson 11): compaction of what each request sends,
+"""Context that outlives the window (lesson 13): compaction of what each request sends,
 while the run's transcript keeps every message."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Live models (lesson 10): `OpenAIModel` over the `openai` SDK, its settings, what real
+"""Live models (lesson 12): `OpenAIModel` over the `openai` SDK, its settings, what real
 providers add to a reply (wire.py), streaming, and the endpoint probe."""
 
 from .openai_model import OpenAIModel

@@ -1,4 +1,4 @@
-"""Tools from MCP servers (lesson 12), on the official ``mcp`` SDK.
+"""Tools from MCP servers (lesson 14), on the official ``mcp`` SDK.
 
     from harness.mcp import MCPServer, load_mcp_config
 

@@ -1,4 +1,4 @@
-"""Skills (lesson 12): know-how the model loads when it needs it, not before.
+"""Skills (lesson 14): know-how the model loads when it needs it, not before.
 
     skills/
       refund-note/

@@ -1,4 +1,4 @@
-"""Waiting that a hung call cannot hold (lesson 08): a run with a deadline or a cancel.
+"""Waiting that a hung call cannot hold (lesson 09): a run with a deadline or a cancel.
 
     Agent.run(..., cancel=...) or max_seconds=...  ->  a `ThreadedControl` for the run
 

@@ -1,4 +1,4 @@
-"""The workspace and tool processes (lessons 02 and 08): file tools confined to one
+"""The workspace and tool processes (lessons 02 and 10): file tools confined to one
 folder, search, processes with an allowlisted environment, the sandbox, the reaper and
 command templates."""
 
