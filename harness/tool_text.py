@@ -93,8 +93,9 @@ def describe(exc: ValidationError) -> str:
             problems.append((0, where, f"missing field '{where}'"))
         elif err["type"] == "extra_forbidden":
             problems.append((1, where, f"unknown field '{where}'"))
-        else:
-            problems.append((2, where, f"'{where}': {err['msg']}"))
+        else:  # a validator's own words, without pydantic's "Value error, " in front
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append((2, where, f"'{where}': {msg}"))
     problems.sort(key=lambda p: (p[0], _natural(p[1])))
     shown = [text for *_, text in problems[:MAX_PROBLEMS]]
     if len(problems) > MAX_PROBLEMS:

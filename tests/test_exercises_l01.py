@@ -230,3 +230,48 @@ def test_answer_undelivered_check_rejects_ids_without_their_status():
                    else "All of these orders have been delivered.")
 
     assert check_answer_undelivered(ids_only) is False
+
+
+def _loop_without_guards(model, functions, schemas, task, max_turns=5):
+    """A loop that looks the tool up with functions[name] and calls it unguarded."""
+    messages = [{"role": "user", "content": task}]
+    for _ in range(max_turns):
+        reply = model.complete(messages, schemas, "auto")
+        messages.append(reply.message())
+        if not reply.tool_calls:
+            break
+        for call in reply.tool_calls:
+            fn = functions[call["function"]["name"]]
+            output = fn(**json.loads(call["function"]["arguments"] or "{}"))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(output)})
+    return messages
+
+
+def test_run_loop_hint_for_a_keyerror_names_the_unknown_tool_rule(capsys):
+    assert check_run_loop(_loop_without_guards) is False
+    out = capsys.readouterr().out
+    assert "KeyError: 'teleport'" in out and "Error: unknown tool 'teleport'" in out
+    assert "your code raised" not in out  # the hint says which rule, not only what broke
+
+
+def test_run_loop_hint_for_an_escaped_tool_error_says_to_catch_it(capsys):
+    def unknown_handled(model, functions, schemas, task, max_turns=5):
+        known = {"teleport": lambda **_: "Error: unknown tool 'teleport'", **functions}
+        return _loop_without_guards(model, known, schemas, task, max_turns)
+
+    assert check_run_loop(unknown_handled) is False
+    out = capsys.readouterr().out
+    assert "escape" in out and "Error: RuntimeError: the disk is on fire" in out
+
+
+def test_answer_undelivered_hint_for_the_last_message_only_says_to_read_the_round(capsys):
+    def last_message_only(messages):
+        record = json.loads(messages[-1]["content"])
+        if record["status"] == "delivered":
+            return say("All of these orders have been delivered.")
+        return say(f"Still on the way: {record['id']} ({record['status']}).")
+
+    assert check_answer_undelivered(last_message_only) is False
+    out = capsys.readouterr().out
+    assert "Read every tool message after the last assistant message" in out
+    assert "out for delivery\" is not delivered" not in out

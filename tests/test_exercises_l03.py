@@ -170,3 +170,16 @@ def test_notes_only_check_rejects_a_hook_that_blocks_dot_slash_notes(capsys):
 
     assert check_notes_only(no_normalising) is False
     assert "./notes/dot.md is inside notes/ but did not run" in capsys.readouterr().out
+
+
+def test_notes_only_hint_for_a_hook_that_blocks_some_writes_says_it_let_this_one_through(capsys):
+    def no_slash(event):
+        path = event.get("writes")
+        if path is not None and not posixpath.normpath(path).startswith("notes"):
+            return "Blocked: only notes/."
+        return None
+
+    assert check_notes_only(no_slash) is False
+    out = capsys.readouterr().out
+    assert "Your hook returned nothing for this call" in out
+    assert "To block a call, return a non-empty string" not in out  # it knew how; not here

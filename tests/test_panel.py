@@ -342,6 +342,34 @@ def test_a_tool_call_being_written_shows_its_name_and_arguments():
     assert any('Writing: add({"a": 2, "b"' in text for text in seen)
 
 
+def test_arguments_being_written_read_as_text_not_as_json_escapes():
+    @tool
+    def save_note(text: str) -> str:
+        """Save a note."""
+        return "saved"
+
+    note = 'Hello,\n\n- "For hygiene reasons" it stays.'
+    seen, _ = snapshots([tool_call("save_note", text=note), say("Saved.")], tools=[save_note])
+    writing = [line for text in seen for line in text.splitlines() if "Writing:" in line]
+    assert any('Hello,⏎⏎- "For hygiene' in " ".join(w.split()) for w in writing), writing
+    assert not any('\\"' in w or "\\n" in w for w in writing)
+
+
+def test_the_live_reply_keeps_its_room_while_the_run_goes_and_gives_it_back_after():
+    panel = PlanPanel()
+    heights = []
+
+    def watch(event: Event) -> None:
+        if event.type in ("model_request", "tool_result", "run_end"):
+            heights.append("min-height" in panel.live.value)
+
+    Agent(ScriptedModel([tool_call("add", a=2, b=3), say("5")], stream=True),
+          [add_numbers_2], observers=[panel, watch]).run("Add 2 and 3")
+    panel._refresh()
+    assert heights[:-1] == [True] * (len(heights) - 1)  # the room stays between requests
+    assert "min-height" not in panel.live.value  # the run is over: nothing to keep room for
+
+
 def test_a_reply_stopped_mid_stream_stays_on_the_panel_marked_stopped():
     cancel, panel = threading.Event(), PlanPanel()
     threading.Timer(0.15, cancel.set).start()

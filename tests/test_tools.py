@@ -364,3 +364,27 @@ def test_a_call_with_many_bad_fields_gets_a_bounded_answer():
         one.parse(raw)
     assert len(str(refused.value)) < 400
     assert str(refused.value).endswith("and 4996 more")
+
+
+def test_a_validators_refusal_reads_in_its_own_words_without_pydantics_prefix():
+    from pydantic import field_validator
+
+    class Note(BaseModel):
+        content: str
+
+        @field_validator("content")
+        @classmethod
+        def not_blank(cls, value: str) -> str:
+            if not value.strip():
+                raise ValueError("content must not be blank")
+            if len(value) >= 10:
+                raise ValueError("content must be short")
+            return value
+
+    for content, said in (("  ", "'content': content must not be blank"),
+                          ("x" * 20, "'content': content must be short")):
+        with pytest.raises(ValidationError) as caught:
+            Note(content=content)
+        text = _describe(caught.value)
+        assert text == f"invalid arguments: {said}"
+        assert "Value error" not in text

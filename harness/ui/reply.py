@@ -6,6 +6,8 @@ the reasoning while the model thinks, the answer as it is written, the call bein
 
 from __future__ import annotations
 
+import re
+
 
 class LiveReply:
     """The reply a model is writing now, from its ``model_delta`` events.
@@ -48,8 +50,17 @@ class LiveReply:
             label = "Answer so far" + (" (stopped)" if self.stopped else "")
             lines.append((label, _tail(self.text, 400)))
         if self.call is not None:
-            lines.append(("Writing", f"{self.call}({_tail(self.args, 80)}"))
+            lines.append(("Writing", f"{self.call}({_readable(_tail(self.args, 80))}"))
         return lines
+
+
+ESCAPE = re.compile(r'\\(["\\\\nt])')  # JSON's escapes, read in one pass
+SHOWN = {'"': '"', "\\": "\\", "n": "⏎", "t": " "}
+
+
+def _readable(arguments: str) -> str:
+    """Arguments being typed are JSON: show ``\\n`` as ⏎ and ``\\"`` as ``"``."""
+    return ESCAPE.sub(lambda m: SHOWN[m[1]], arguments)
 
 
 def _tail(pieces: list[str], limit: int) -> str:

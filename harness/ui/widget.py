@@ -117,7 +117,7 @@ class PlanPanel:
                                       f'{progress(s.items)}</span>'}),
             (self.details, {"value": f'<div style="line-height:1.5">{html}'
                                      f'{_block(s.usage_lines(), "")}</div>'}),
-            (self.live, {"value": _live(s.live)}),
+            (self.live, {"value": _live(s.live, reserve=s.status == "running")}),
             (self.log, {"value": _block(list(s.log), MUTED)}),
         ]
 
@@ -129,12 +129,15 @@ def _block(lines: list[str], style: str) -> str:
             f'{"<br>".join(escape(line) for line in lines)}</div>')
 
 
-def _live(live: LiveReply) -> str:
-    """The reply being written: reasoning muted and in italics, the answer as written."""
+def _live(live: LiveReply, reserve: bool = False) -> str:
+    """The reply being written: reasoning muted and in italics, the answer as written.
+    While the run goes, its room is kept (``reserve``), so the panel does not jump as
+    lines come and go between requests."""
     styles = {"Thinking": f"{MUTED}; font-style:italic", "Writing": MUTED}
-    return "".join(f'<div style="{styles.get(label, "")}; white-space:pre-wrap; margin-top:4px">'
-                   f'<span style="{MUTED}">{escape(label)}:</span> {escape(value)}</div>'
-                   for label, value in live.lines())
+    lines = "".join(f'<div style="{styles.get(label, "")}; white-space:pre-wrap; margin-top:4px">'
+                    f'<span style="{MUTED}">{escape(label)}:</span> {escape(value)}</div>'
+                    for label, value in live.lines())
+    return f'<div style="min-height:6em">{lines}</div>' if reserve else lines
 
 
 def _plan_row(item: TodoItem) -> str:

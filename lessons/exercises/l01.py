@@ -77,6 +77,19 @@ def _run(run_loop: Callable, model: ScriptedModel, functions: dict, schemas: lis
             f"your loop asked the model more often than it should ({len(model.requests)} "
             f"requests, max_turns={max_turns}): stop when a reply has no tool calls, and "
             "after max_turns requests") from None
+    except KeyError as exc:
+        if exc.args and exc.args[0] not in functions:  # the model named a tool that is not there
+            raise AssertionError(
+                f"your loop raised KeyError: {exc.args[0]!r} when the model called a tool "
+                f"that does not exist: answer that call with the tool message \"Error: "
+                f"unknown tool {exc.args[0]!r}\" and go on") from None
+        raise
+    except Exception as exc:
+        if "the disk is on fire" in str(exc):  # a tool raised, and the loop let it through
+            raise AssertionError(
+                f"your loop let the tool's {type(exc).__name__}({str(exc)!r}) escape: catch "
+                f"it and answer the call with \"Error: {type(exc).__name__}: {exc}\"") from None
+        raise
     _check_shape(messages)
     return messages
 
@@ -207,11 +220,13 @@ def check_answer_undelivered(answer_undelivered: Callable) -> str:
         if status == "delivered":
             assert order_id not in final, (
                 f"{order_id} was delivered, but your answer names it: {final!r}")
-        else:
-            assert order_id in final and status in final, (
-                f"{order_id} is '{status}' in the tool output, but your answer does not say "
-                f"so: {final!r}. Compare the status with \"delivered\" exactly: "
-                "\"out for delivery\" is not delivered")
+        elif order_id not in final or status not in final:
+            why = ("Compare the status with \"delivered\" exactly: \"out for delivery\" is "
+                   "not delivered" if status == "out for delivery" else
+                   "Read every tool message after the last assistant message: that round "
+                   "read four records, one message each")
+            raise AssertionError(f"{order_id} is '{status}' in the tool output, but your "
+                                 f"answer does not say so: {final!r}. {why}")
     earlier = [ids[5], ids[3]]
     final = run(earlier, [ids[0], ids[2], ids[4]])
     named = [i for i in ids if i in final]

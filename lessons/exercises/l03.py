@@ -117,8 +117,9 @@ def check_notes_only(notes_only: Callable) -> str:
                                      "event.get('writes') is a path outside notes/")
             if not allowed and ran:
                 raise AssertionError(f"{label} ran, but that path is not inside notes/{hint}. "
-                                     "To block a call, return a non-empty string: the reason "
-                                     "the model reads")
+                                     "Your hook returned nothing for this call, so it ran: "
+                                     "return the reason, as a string, for every write "
+                                     "outside notes/")
         if ws.read_file("notes/summary.md") != "Returns: thirty days.\n":
             raise AssertionError("notes/summary.md does not hold the written and edited text")
         after = {p: ws.read_file(p) for p in before}
