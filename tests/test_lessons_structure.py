@@ -107,3 +107,9 @@ def test_only_the_last_lesson_says_it_is_the_last(path):
     text = " ".join(" ".join(source(c).split()) for c in cells(path)
                     if c["cell_type"] == "markdown")
     assert not re.search(r"\b(?:this|the) last lesson\b", text, re.I)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_lesson_fits_one_sitting(path):
+    """At most 60 cells: the old lessons 07 (73) and 08 (65, eight topics) took two."""
+    assert len(cells(path)) <= 60
