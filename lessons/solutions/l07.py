@@ -1,8 +1,11 @@
-"""Reference solutions for lesson 07, the whole harness."""
+"""Reference solutions for lesson 07, the whole harness.
+
+`outputs` and `quote` are the lesson's helpers, as `lessons/headphones.py` keeps them.
+"""
 
 from __future__ import annotations
 
-import re
+from headphones import outputs, quote
 
 from harness import say, tool_call
 from harness.events import Event
@@ -14,24 +17,6 @@ WARRANTY_STEPS = ["Look up order ORD-1001", "Find the warranty rules",
 def warranty_plan(*statuses: str) -> dict:
     return tool_call("todo_write", todos=[{"content": c, "status": s}
                                           for c, s in zip(WARRANTY_STEPS, statuses, strict=True)])
-
-
-def outputs(messages: list[dict], name: str) -> list[str]:
-    """What the tool ``name`` returned so far, in order."""
-    ids = {c["id"] for m in messages if m["role"] == "assistant"
-           for c in m.get("tool_calls") or () if c["function"]["name"] == name}
-    return [m["content"] for m in messages if m["role"] == "tool" and m["tool_call_id"] in ids]
-
-
-def quote(search_output: str, word: str) -> str:
-    """The first sentence with ``word`` in a search_docs result, quoted, with its path:line."""
-    for passage in search_output.split("\n\n"):
-        source, *lines = passage.splitlines()
-        text = " ".join(line for line in lines if not line.startswith("#"))
-        for sentence in re.split(r"(?<=\.) ", text):
-            if word in sentence:
-                return f'"{sentence}" ({source})'
-    raise LookupError(f"no passage mentions {word!r}")
 
 
 def save_note(messages: list[dict]) -> dict:
