@@ -17,6 +17,7 @@ BaseModel``, both measured in the same run. Exits 0 either way and prints PASS o
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -25,13 +26,17 @@ from pathlib import Path
 MAX_RATIO = 1.3
 ROOT = Path(__file__).resolve().parent.parent
 TIMER = "import time; t = time.perf_counter(); {stmt}; print(time.perf_counter() - t)"
+# Bytecode warm means the .pyc files exist: without this, a shell that sets
+# PYTHONDONTWRITEBYTECODE (some containers do) times compiling harness/ from source on
+# every run, while pydantic's own .pyc files were written when pip installed it.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 HARNESS, PYDANTIC = "import harness", "from pydantic import BaseModel"
 
 
 def cold_import_ms(stmt: str) -> float:
     """Milliseconds ``stmt`` takes in a fresh interpreter started at the repository root."""
     code = TIMER.format(stmt=stmt)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, env=ENV,
                          capture_output=True, text=True).stdout
     return float(out) * 1000
 

@@ -1,16 +1,6 @@
-"""harness: a small, readable LLM agent harness, built step by step in the course.
-
-    from harness import Agent, ScriptedModel, tool, tool_call, say, TodoList, Hooks, Permissions
-    from harness import OpenAIModel, Workspace          # extensions, imported on first use
-
-The core (the files in this folder) depends only on ``pydantic``. The sub-packages are
-imported only by who uses them:
-
-    harness/live/       OpenAIModel, its settings, provider quirks, streaming, the probe
-    harness/workspace/  the workspace's file tools, search, processes, sandbox, templates
-    harness/ui/         the plan panel, the approval prompt, event lines, the terminal
-    harness/durable/    the call log (intent before each call, resume, replay), verification
-"""
+"""harness: a small, readable LLM agent harness, built step by step in the course. The core
+(the files in this folder) needs only ``pydantic``; the sub-packages (live/, workspace/, ui/,
+durable/, ...) and the names in LAZY are imported when first used."""
 
 from importlib import import_module
 from typing import Any
@@ -27,26 +17,25 @@ from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
 from .settings import Settings
 from .tools import Tool, ToolResult, tool
 
-MOVED = {"verify": "durable.verify"}  # harness.verify, as lesson 11 reads it
-LAZY = {"TodoItem": "harness.todo", "TodoList": "harness.todo"}  # the plan's pydantic models
-EXTENSIONS = {  # name: the sub-package module that holds it, imported when first used
+LAZY = {  # name: its module. TodoItem, TodoList: pydantic models cost ~60 ms to build
+    "TodoItem": "harness.todo", "TodoList": "harness.todo", "CallLog": "harness.durable.calllog",
     "OpenAIModel": "harness.live.openai_model", "Workspace": "harness.workspace.folder",
-    "CommandTool": "harness.workspace.commands", "CallLog": "harness.durable.calllog",
-    "ask_on_stdin": "harness.ui.approval", "doctor": "harness.ui.doctor",
-}
+    "CommandTool": "harness.workspace.commands", "ask_on_stdin": "harness.ui.approval",
+    "doctor": "harness.ui.doctor"}
+MODULES = {"planning": "harness.planning", "reminder": "harness.reminder", "todo": "harness.todo",
+           "subagent": "harness.subagent", "verify": "harness.durable.verify"}  # as lessons read
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXTENSIONS or name in LAZY:
-        return getattr(import_module({**LAZY, **EXTENSIONS}[name]), name)
-    if name in ("planning", "reminder", "subagent", "todo", "verify"):  # harness.todo, ...
-        return import_module(f"harness.{MOVED.get(name, name)}")
+    if name in MODULES:
+        return import_module(MODULES[name])
+    if name in LAZY:
+        return getattr(import_module(LAZY[name]), name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
 
 
 __all__ = ["EVENTS", "OUTCOMES", "Agent", "Answer", "Budget", "ChatModel", "Event", "Hooks",
            "Mechanism", "ModelError", "ModelReply", "Note", "Permissions", "RequestInfo",
-           "RunControl", "RunOver", "RunResult", "ScriptedModel", "Settings", "TodoItem",
-           "TodoList", "Tool", "ToolResult", "parallel", "say", "tool", "tool_call",
-           *EXTENSIONS]  # TodoItem, TodoList: built on first use (pydantic models cost ~60 ms)
+           "RunControl", "RunOver", "RunResult", "ScriptedModel", "Settings", "Tool",
+           "ToolResult", "parallel", "say", "tool", "tool_call", *LAZY]
 __version__ = "0.2.0"

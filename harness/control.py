@@ -1,22 +1,6 @@
-"""Execution control: one budget for the whole run, and a way to stop it.
-
-A run ends for one of these reasons, checked before each model request and before
-each tool call:
-
-    cancel.is_set()                  -> "cancelled"        (anything with is_set())
-    time.monotonic() > deadline      -> "time_limit"       (max_seconds)
-    this agent's requests used up    -> "turn_limit"       (max_turns)
-    the run's requests used up       -> "request_limit"    (max_requests)
-    the run's tool calls used up     -> "tool_call_limit"  (max_tool_calls)
-    the run's input tokens used up   -> "token_limit"      (max_input_tokens)
-
-The last three, the deadline and the cancel belong to the whole run: a sub-agent
-spends from the same `Budget` (only its turns are its own), so stopping the parent
-stops the child, and 25 delegations cannot turn ``max_turns=2`` into 100 requests.
-A tool that works long takes the `RunControl` as an argument (tools.py) and asks it
-``stop_reason()`` as it goes. With a deadline or a cancel, `Agent.run` makes a
-`harness.waiting.ThreadedControl` instead, whose `wait` a hung request cannot hold.
-"""
+"""Execution control, checked before each model request and each tool call: a cancel, the
+deadline, this agent's turns, then the run's `Budget` (requests, tool calls, input tokens).
+All but the turns belong to the whole run: a sub-agent spends from the same `Budget`."""
 
 from __future__ import annotations
 
@@ -24,13 +8,11 @@ import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from .outcomes import RunOver
 
-T = TypeVar("T")
 # The run whose tool is running now: an Agent.run started inside a tool joins its budget.
-# (Tools themselves get the control by argument; only Agent.run reads this.)
 RUNNING: contextvars.ContextVar[RunControl | None] = contextvars.ContextVar("harness_running",
                                                                             default=None)
 LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
@@ -48,14 +30,12 @@ class Budget:
     exhausted: str | None = None  # once a limit has said no, it says no to every agent
 
     def __post_init__(self) -> None:
-        for name in LIMITS:
-            limit = getattr(self, name)
+        for name, limit in self.limits().items():
             if limit is not None and limit < 1:
                 raise ValueError(f"max_{name} must be at least 1, or None for no limit")
 
     def check(self, name: str, more: int = 0) -> None:
-        """Raise `RunOver` if spending ``more`` of ``name`` would go past its limit, or if
-        any limit has been reached before (a sub-agent's included)."""
+        """Raise `RunOver` if spending ``more`` of ``name`` passes its limit, or any limit did."""
         limit = getattr(self, name)
         if limit is not None and self.used[name] + max(more, 1) > limit:
             self.exhausted = LIMITS[name]
@@ -71,12 +51,13 @@ class Budget:
 
 @dataclass
 class RunControl:
-    """The budget of one (sub-)agent run: its own turns, the run's clock, cancel, budget."""
+    """One (sub-)agent's turns, and the run's clock, cancel and budget (a long tool asks it
+    ``stop_reason()`` as it goes)."""
 
     max_turns: int
-    deadline: float | None = None  # time.monotonic() value, shared with sub-agents
-    cancel: Any = None
-    budget: Budget = field(default_factory=Budget)  # shared with sub-agents
+    deadline: float | None = None  # a time.monotonic() value
+    cancel: Any = None  # anything with is_set()
+    budget: Budget = field(default_factory=Budget)
     turns: int = 0
 
     @classmethod
@@ -88,7 +69,6 @@ class RunControl:
         return cls(max_turns, deadline, cancel, budget or Budget())
 
     def child(self, max_turns: int) -> RunControl:
-        """A budget for a sub-agent: its own turns; the run's clock, cancel and budget."""
         return type(self)(max_turns, self.deadline, self.cancel, self.budget)
 
     def stop_reason(self) -> str | None:
@@ -100,19 +80,16 @@ class RunControl:
         return None
 
     def check(self) -> None:
-        """Raise `RunOver` if the run must stop now."""
-        reason = self.stop_reason()
-        if reason:
+        if reason := self.stop_reason():
             raise RunOver(reason)
 
     def next_turn(self, estimate: int = 0) -> None:
-        """Before a model request: stop if the run must, or if this agent or the run has
-        no request left (or too few input tokens for this one: about ``estimate``)."""
+        """Before a model request (of about ``estimate`` input tokens): stop, or count it."""
         self.check()
         if self.turns >= self.max_turns:
             raise RunOver("turn_limit")
         self.budget.check("requests")
-        if self.budget.input_tokens is not None:  # what this request will cost, about
+        if self.budget.input_tokens is not None:
             self.budget.check("input_tokens", estimate)
         self.turns += 1
         self.budget.spend("requests")
@@ -122,27 +99,23 @@ class RunControl:
         self.check()
         self.budget.check("tool_calls")
 
-    def turns_left(self) -> int:
-        """How many more requests this agent may send (its turns, and the run's budget)."""
-        left = self.max_turns - self.turns
-        if self.budget.requests is not None:
-            left = min(left, self.budget.requests - self.budget.used["requests"])
-        return left
+    def turns_left(self) -> int:  # this agent's turns, within the run's requests
+        limit, used = self.budget.requests, self.budget.used["requests"]
+        return min(self.max_turns - self.turns, self.max_turns if limit is None else limit - used)
 
     def seconds_left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
-    def wait(self, fn: Callable[[], T]) -> T:
-        """Call ``fn()`` (a model request, a hook that may answer) and wait for it."""
+    # Waiting, here inline: harness.waiting.ThreadedControl (a run with a deadline or a
+    # cancel) stops waiting as soon as either fires.
+    def wait(self, fn: Callable[[], Any]) -> Any:  # a model request, a hook that may answer
         return fn()
 
     def relay(self, emit: Callable[..., Any], type_: str | None = None, **data: Any) -> None:
-        """Pass on what a model reports while it answers; with no ``type_`` only check.
-        Raises `RunOver` once the run has stopped, so a streaming model closes its stream."""
+        """Pass on what a model reports as it answers; `RunOver` once the run has stopped."""
         self.check()
         if type_ is not None:
             emit(type_, **data)
 
-    def text(self, convert: Callable[[Any], str], value: Any) -> str:
-        """``convert(value)``: a tool's result (or error) as the text the model reads."""
+    def text(self, convert: Callable[[Any], str], value: Any) -> str:  # a tool's result
         return convert(value)

@@ -2,11 +2,7 @@
 
     run_start -> model_request -> model_reply -> tool_call -> tool_result -> ... -> run_end
 
-Each event has a ``type``, the ``agent_id`` and ``depth`` of the agent that produced it
-(0 for the top agent, 1 inside a sub-agent), and its data, readable as attributes
-(``event.tool_name``) or keys (``event["tool_name"]``). Hooks (hooks.py), observers
-such as the plan panel, and ``RunResult.events`` all see the same objects. `EVENTS`
-lists every type and its fields; the README shows the same table.
+Hooks, observers (the plan panel) and ``RunResult.events`` all see the same objects.
 """
 
 from __future__ import annotations
@@ -46,27 +42,17 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
 TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored
 
 
-def so_far(deltas: list[dict]) -> dict[str, Any]:
-    """A ``model_partial`` event's data: what had streamed (``model_delta``) of a reply
-    that was stopped: its text, reasoning, the call it was writing and its arguments."""
-    text, reasoning, args = ("".join(d["text"] for d in deltas if d.get("kind") == kind)
-                             for kind in ("text", "reasoning", "tool_call"))
-    call = next((d.get("name") for d in reversed(deltas) if d.get("name")), None)
-    return {"text": text, "reasoning": reasoning, "call": call, "arguments": args}
-
-
 @dataclass
 class Event:
-    """One step of a run."""
+    """One step of a run: its type, the agent (``depth`` 0 at the top) and its data."""
 
     type: str
     agent_id: str = "main"
     depth: int = 0
     data: dict[str, Any] = field(default_factory=dict)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only called for names that are not real attributes. Read __dict__ directly:
-        # copy and pickle call this on an empty instance, before `type` or `data` exist.
+    def __getattr__(self, name: str) -> Any:  # event.tool_name: a field of its data
+        # Read __dict__: copy and pickle call this on an empty instance, without `data`.
         data = self.__dict__.get("data", {})
         if name in data:
             return data[name]
@@ -94,8 +80,7 @@ class Event:
 
 
 def frozen(value: Any) -> Any:
-    """A copy of JSON-like data that refuses changes (dicts and lists, all the way down):
-    a call's arguments in its events are what will run, and no hook can edit the record."""
+    """A read-only copy of JSON-like data: a call's arguments, as hooks see them, will run."""
     if isinstance(value, dict):
         return FrozenDict({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
@@ -108,9 +93,7 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
                     "call, return a reason from the tool_call hook")
 
 
-class FrozenDict(dict):
-    """A dict (JSON, equality, pickling all work) whose contents cannot change."""
-
+class FrozenDict(dict):  # JSON, equality and pickling still work
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
 
     def __reduce__(self) -> tuple:
@@ -118,8 +101,6 @@ class FrozenDict(dict):
 
 
 class FrozenList(list):
-    """A list (JSON, equality, pickling all work) whose contents cannot change."""
-
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
     append = extend = insert = remove = pop = clear = sort = reverse = _refuse
 

@@ -3,9 +3,7 @@
     run(task) -> messages = [system, (earlier turns), user]           run_start event
       loop:
         ask      the budget, what is sent, the tool_choice -> model.complete(...)
-                 messages += the assistant message, exactly as the model sent it
         tools?   each call down the one path (calls.py) -> one tool message each
-                 after the round, a mechanism may add a message (the reminder)
         answer?  a mechanism may push back (the stop gate); otherwise: completed
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
     -> RunResult                                                      run_end event
@@ -22,26 +20,25 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from .calls import CallPath, Ledger
+from .calls import CallPath
 from .control import RunControl
-from .events import TRANSIENT, Event, notify, so_far
-from .mechanism import Answer, Mechanism, Note
+from .events import TRANSIENT, Event, notify
+from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
-from .result import RunResult, sent_as, usage_of
+from .result import RunResult, usage_of
 
 
 class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
     def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
-                 call_log: Ledger | None = None, **options: Any) -> None:  # plan_first, plan
-        self.agent, self.control, self.depth = agent, control, depth
-        self.agent_id, self.messages, self.events = agent.agent_id, [], []
+                 call_log: Any = None, **options: Any) -> None:  # plan_first, plan
+        self.agent, self.control, self.depth, self.agent_id = agent, control, depth, agent.agent_id
+        self.messages, self.events, self.streamed = [], [], []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.mechanisms: list[Mechanism] = agent.mechanisms(self, depth=depth,  # fresh
-                                                            **options)  # for this run
+        self.mechanisms = agent.mechanisms(self, depth=depth, **options)  # fresh for this run
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
@@ -49,17 +46,18 @@ class Run:
 
     def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
         """Run to an outcome; return everything the run produced, however it ended."""
-        started, end = time.monotonic(), RunOver("model_error")
+        started, end, model = time.monotonic(), RunOver("model_error"), self.agent.model
         try:
             prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
             self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
                               *(m for m in history if m.get("role") != "system"),
                               {"role": "user", "content": task}]
             self.emit("run_start", task=task, tools=list(self.calls.tools),
-                      **self.agent.about(), limits=self.control.budget.limits())
+                      model=getattr(model, "model", None), limits=self.control.budget.limits(),
+                      context_window=getattr(model, "context_window", None))
             self.loop()
         except RunOver as over:
-            end = over
+            end = over.with_traceback(None)  # its frames would hold this run alive
         except KeyboardInterrupt:  # Kernel -> Interrupt: keep everything, say what happened
             end = RunOver("cancelled", error=INTERRUPTED)
         finally:
@@ -68,6 +66,7 @@ class Run:
                       usage=usage, turns=self.control.turns,
                       seconds=round(time.monotonic() - started, 3))
         kept = {k: v for m in self.mechanisms for k, v in m.results().items()}  # plan (04)
+        self.mechanisms, self.calls = [], None  # they point back here: no cycle is left over
         return RunResult(end.outcome, end.final, self.messages, self.events, usage,
                          turns=self.control.turns, error=end.error, **kept)
 
@@ -82,18 +81,19 @@ class Run:
 
     def ask(self) -> ModelReply:
         """One model request: check the budget, pick the tool_choice, record the reply."""
-        sent = self.messages
-        for mechanism in self.mechanisms:
-            sent = mechanism.before_request(sent)  # what is sent; the transcript stays whole
+        sent, choice, shaped = self.messages, "auto" if self.schemas else None, {}
+        for mechanism in self.mechanisms:  # what is sent (the transcript stays whole), and
+            sent = mechanism.before_request(sent)  # the tool_choice: forced todo_write (05)
+            choice = mechanism.tool_choice() or choice
         estimate = 0 if self.control.budget.input_tokens is None else estimate_tokens(
             sum(map(message_chars, sent)) + len(json.dumps(self.schemas)))  # for the budget
         self.control.next_turn(estimate)  # cancel, time, budget: stop here
-        choice = "auto" if self.schemas else None
-        for mechanism in self.mechanisms:
-            choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
+        if sent is not self.messages:  # a mechanism shaped the request: say how (lesson 13)
+            from .context.sent import sent_as
+            shaped = sent_as(sent, self)
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice, **sent_as(sent, self))  # if it was shaped
-        report, self.streamed = partial(self.control.relay, self.report), []  # streamed pieces
+                  tool_choice=choice, **shaped)
+        report, self.streamed = partial(self.control.relay, self.emit), []
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,
                                                   choice, report))
@@ -101,6 +101,7 @@ class Run:
             raise RunOver("model_error", error=str(exc)) from None
         except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
             if self.streamed:
+                from .live.partial import so_far
                 self.emit("model_partial", **so_far(self.streamed))
             raise
         self.control.budget.spend("input_tokens",  # a count below the estimate is not believed
@@ -113,7 +114,7 @@ class Run:
 
     def run_tools(self, calls: list[dict]) -> None:
         """One round: every call in order, each answered by exactly one tool message."""
-        start, done = len(self.messages), []
+        done = []
         try:
             for position, call in enumerate(calls):
                 self.control.before_call()  # cancel, time, the tool-call budget: stop here
@@ -121,12 +122,14 @@ class Run:
                 self.tool_message(call, done[-1].result.output)
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
-        except RunOver as over:
-            self.answer_missing(calls, start, f"Not run: the run stopped ({over.outcome}).")
+        except RunOver as over:  # answer the rest, so the transcript stays valid
+            for call in calls[len(done):]:
+                self.tool_message(call, f"Not run: the run stopped ({over.outcome}).")
             raise
         except KeyboardInterrupt:  # the call that was running has an unknown result
-            self.answer_missing(calls, start, "Interrupted while running (KeyboardInterrupt): "
-                                "its result is unknown.", "Not run: interrupted.")
+            for i, call in enumerate(calls[len(done):]):
+                self.tool_message(call, "Not run: interrupted." if i else "Interrupted while "
+                                  "running (KeyboardInterrupt): its result is unknown.")
             raise
         for mechanism in self.mechanisms:
             self.note(mechanism.after_round(done))  # the reminder (lesson 05)
@@ -148,12 +151,6 @@ class Run:
     def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
-    def answer_missing(self, calls: list[dict], start: int, first: str, rest: str = "") -> None:
-        """Answer every call of the round still unanswered, so the transcript stays valid."""
-        answered = sum(m["role"] == "tool" for m in self.messages[start:])
-        for i, call in enumerate(calls[answered:]):
-            self.tool_message(call, rest if rest and i else first)
-
     def note(self, notes: Iterable[Note]) -> bool:
         """Do what a mechanism asks: tell the model (a user message), record the event."""
         notes = list(notes)
@@ -167,6 +164,9 @@ class Run:
         """Record an event, show it to observers, run its hooks; return a hook's "no"."""
         event, hooks = Event(type_, self.agent_id, self.depth, data), self.agent.hooks
         self.forward(event)
+        if type_ in TRANSIENT:  # streamed text: for observers, and a stopped reply's record
+            self.streamed.append(data)
+            return None
         fire = partial(hooks.fire, event)  # a slow guard or check cannot hold the run:
         answer, errors = self.control.wait(fire) if hooks.answers(type_) else fire()
         for hook, error in errors:  # a broken hook is reported; the run goes on
@@ -174,14 +174,6 @@ class Run:
             if type_ != "hook_error":  # a broken hook_error hook is only warned about
                 self.emit("hook_error", hook=hook, error=error)
         return answer
-
-    def report(self, type_: str, **data: Any) -> None:
-        """What a model tells while it answers: streamed text (observers only), a fallback."""
-        if type_ in TRANSIENT:
-            self.streamed.append(data)
-            self.forward(Event(type_, self.agent_id, self.depth, data))
-        else:
-            self.emit(type_, **data)
 
     def forward(self, event: Event) -> None:
         """An event (a sub-agent's too) joins the run's list, and reaches its observers."""

@@ -1,19 +1,7 @@
-"""Planning in a run: lessons 04, 05 and 07 as one mechanism, made fresh for every run.
+"""Planning in a run (lessons 04, 05, 07): when the loop looks at the plan, a `TodoList`.
 
-    Agent(model, tools, planning=True)      run(task, plan_first=True)
-
-    the run starts     the planning paragraph in the system prompt, and `todo_write`
-    before a request   force ``tool_choice`` to `todo_write`: with ``plan_first`` (or
-                       ``plan_from_words`` and a task that asks for steps), and after
-                       a round in which a sub-agent ran
-    after a call       an accepted `todo_write` becomes a ``plan_update`` event,
-                       right after its ``tool_result``
-    after a round      the stale-plan reminder (reminder.py)
-    on an answer       the stop gate: open items get one push back, then ``open_items``
-
-The plan itself is a `TodoList` (todo.py); this module only decides when the loop
-should look at it.
-"""
+The prompt and `todo_write`; forcing `todo_write` (``plan_first``, the task's words, news from
+a sub-agent); a ``plan_update`` per accepted update; the reminder; the stop gate."""
 
 from __future__ import annotations
 
@@ -22,8 +10,8 @@ from typing import Any
 
 from .calls import Call
 from .mechanism import Answer, Mechanism, Note
-from .reminder import Reminder, asks_for_steps, forced, stop_gate_text
 from .outcomes import RunOver
+from .reminder import Reminder, asks_for_steps, forced, stop_gate_text
 from .todo import PLANNING_PROMPT, TodoList, diff
 from .tools import Tool
 
@@ -38,8 +26,7 @@ class Planning(Mechanism):
         self.plan.update(plan or [])  # carried over from an earlier run, only if asked
         self.tool = self.plan.as_tool()
         self.reminder = Reminder(reminder_after, counting)
-        self.force_next = plan_first
-        self.from_words = from_words  # look at the task's words, once, before request 1
+        self.force_next, self.from_words = plan_first, from_words
         self.pushbacks = 0
         self._shown: list = []  # the plan as the last plan_update showed it
 
@@ -58,15 +45,13 @@ class Planning(Mechanism):
 
     def tool_choice(self) -> Any:
         """Forcing lasts exactly one request, whatever the model does with it."""
-        if not self.force_next:
-            return None
-        self.force_next = False
-        return forced("todo_write")
+        force, self.force_next = self.force_next, False
+        return forced("todo_write") if force else None
 
     def after_call(self, call: Call) -> Iterator[Note]:
-        if call.tool is self.tool and call.status == "recorded" and call.ok:
-            self.plan.update(call.args.todos)  # a resumed run: the plan is rebuilt, not lost
         if call.tool is self.tool and call.ok:
+            if call.status == "recorded":  # a resumed run: the plan is rebuilt, not lost
+                self.plan.update(call.args.todos)
             plan = self.plan.snapshot()
             changes, self._shown = diff(self._shown, plan), plan
             yield Note("plan_update", {"todos": [i.model_dump() for i in plan], **changes})

@@ -5,19 +5,8 @@
         lambda messages: say(f"The sum is {messages[-1]['content']}."),  # built from the tool
     ])
 
-Each step is one assistant reply: a message dict in the wire format (the builders below
-write them) or a function that builds one from the messages so far, so a scripted answer
-can quote what a tool really returned (a second parameter gets a `RequestInfo`).
-
-| builder                        | one assistant reply that                            |
-|--------------------------------|-----------------------------------------------------|
-| `tool_call(name, **arguments)` | calls one tool                                      |
-| `tool_call(name, '{"a": 2')`   | calls it with this raw JSON text, broken or not     |
-| `say(text)`                    | answers with text                                   |
-| `parallel(step, step, ...)`    | makes all their calls at once (and says their text) |
-
-A call without an ``id`` is numbered ``call_<request>_<index>``. Every request is kept
-in ``.requests``. With ``stream=True`` replies arrive as a live model streams them.
+Each step is one assistant reply: a message dict in the wire format, or a function that
+builds one from (copies of) the messages so far, and from a `RequestInfo` if it takes two.
 """
 
 from __future__ import annotations
@@ -35,10 +24,8 @@ Step = Message | Callable[..., Message]
 
 def tool_call(name: str, arguments: dict | str | None = None, /, *, id: str | None = None,
               **kwargs: Any) -> Message:
-    """One reply that calls one tool: ``tool_call("read_file", path="docs/faq.md")``.
-
-    Give the arguments as keywords, as one dict, or as the raw JSON text a model wrote.
-    """
+    """One reply that calls one tool, with keyword arguments, one dict, or raw JSON text
+    (broken or not): ``tool_call("read_file", path="docs/faq.md")``."""
     if arguments is not None and kwargs:
         raise TypeError("give the arguments as keywords or as one dict/string, not both")
     if not isinstance(arguments, str):
@@ -54,7 +41,7 @@ def say(text: str) -> Message:
 
 
 def parallel(*steps: Message) -> Message:
-    """One reply that makes every call of ``steps``, in order (parallel tool calls)."""
+    """One reply that makes every call of ``steps``, in order (and says their text)."""
     text = "\n".join(s["content"] for s in steps if s.get("content")) or None
     return {"role": "assistant", "content": text,
             "tool_calls": [c for s in steps for c in s.get("tool_calls") or ()]}
@@ -73,46 +60,39 @@ class ScriptExhausted(ModelError):
 
 
 class ScriptedModel:
-    """A model that plays back a script of replies. See the module docstring.
-
-    A step may carry ``"usage"`` (else it is estimated) and ``"finish_reason"``
-    (``"length"``: cut off). ``parse`` reads each step: the core's `parse_reply`, or
-    ``harness.live.parse_reply`` to read provider fields as a live model does.
-    """
+    """Plays back a script of replies, keeping every request in ``.requests``. A step may
+    carry ``"usage"`` (else it is estimated) and ``"finish_reason"``. ``stream=True``
+    streams replies as a live model does; ``parse=harness.live.parse_reply`` reads them so."""
 
     model: str = "scripted"
     context_window: int | None = None
+    partial: ModelReply | None = None  # with stream=True: what arrived of a stopped reply
 
     def __init__(self, steps: Sequence[Step], *, stream: bool = False, delay: float = 0.0,
                  words: int = 1, parse: Callable[..., ModelReply] = parse_reply) -> None:
         if delay < 0 or words < 1:
             raise ValueError("delay must be >= 0 seconds and words >= 1")
         self.steps, self.stream, self.delay, self.words = list(steps), stream, delay, words
-        self.parse, self.partial = parse, None  # partial: what arrived of a stopped reply
+        self.parse = parse
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
-        self._seen: tuple[Any, list[Message], int] = (None, [], 0)  # list, copies, chars
+        self._sent: tuple[list[Message], list[Message], int] = ([], [], 0)  # list, copies, chars
         self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
-        self._copied: dict[int, tuple[Message, Message]] = {}  # id -> (message, its copy)
         self._requests: list[dict] = []
 
     @classmethod
     def from_run(cls, run: Any, **settings: Any) -> ScriptedModel:
-        """Replay a recorded run: its model replies, in request order, sub-agents included.
-
-        ``run`` is a `RunResult`, the path of one saved with ``RunResult.save``, or a
-        ``harness.durable.CallLog`` (a crashed run's replies); ``settings`` as above.
-        """
+        """Replay a recorded run's model replies, in request order, sub-agents included:
+        ``run`` is a `RunResult`, the path of a saved one, or a ``harness.durable.CallLog``."""
         from .result import replies_of  # the result module reads saved runs and logs
 
         return cls(replies_of(run), **settings)
 
     @property
     def requests(self) -> list[dict]:
-        """Every request received, in order, as ``{"messages", "tools", "tool_choice"}``,
-        each ``messages`` as the list was at that request."""
-        for copy, length, tools, tool_choice in self._log[len(self._requests):]:
+        """Every request received, as ``{"messages", "tools", "tool_choice"}``."""
+        for copies, length, tools, tool_choice in self._log[len(self._requests):]:
             self._requests.append(
-                {"messages": copy[:length], "tools": tools, "tool_choice": tool_choice})
+                {"messages": copies[:length], "tools": tools, "tool_choice": tool_choice})
         return self._requests
 
     @property
@@ -132,8 +112,8 @@ class ScriptedModel:
             copies = [copy_message(m) for m in messages]
             info = RequestInfo(list(tools or []), tool_choice)
             step = step(copies, info) if takes(step, "2 args") else step(copies)
-        usage = step.get("usage") if isinstance(step, dict) else None
-        finish = step.get("finish_reason") if isinstance(step, dict) else None
+        usage, finish = (step.get("usage"), step.get("finish_reason")) if isinstance(
+            step, dict) else (None, None)
         reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
                            id_prefix=f"call_{n + 1}")  # unique ids across the run
         reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
@@ -144,21 +124,17 @@ class ScriptedModel:
         return reply
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
-        """Keep a copy of this request; return its size in characters. A run only appends
-        to its list, so each message is copied and counted once (a long run costs the same
-        per request as a short one); a new list (a compacted request) reuses the copies of
-        the messages it shares with earlier ones."""
-        seen, copies, chars = self._seen
-        if seen is not messages or len(copies) > len(messages) or (
+        """Keep a copy of this request; return its size in characters. A run appends to its
+        list, so only the new messages are copied and counted; a new list (a compacted
+        request) reuses the copies of the messages it shares, unchanged, with the last."""
+        sent, copies, chars = self._sent
+        if sent is not messages or len(copies) > len(messages) or (
                 copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
-            copies, chars = [], 0
+            copies, chars = [], 0  # not the same list grown (a compacted request): afresh
         for message in messages[len(copies):]:
-            known = self._copied.get(id(message))
-            if known is None or known[0] is not message or known[1] != message:  # edited?
-                self._copied[id(message)] = known = (message, copy_message(message))
-            copies.append(known[1])
+            copies.append(copy_message(message))
             chars += message_chars(message)
-        self._seen = (messages, copies, chars)
+        self._sent = (messages, copies, chars)
         self._log.append((copies, len(messages), tools or [], tool_choice))
         if self._tools[0] is not tools:
             self._tools = (tools, len(json.dumps(tools)) if tools else 0)

@@ -1,21 +1,14 @@
-"""`Settings`: every rule of the loop an `Agent` takes, in one place, each documented.
-
-    Agent(model, tools, max_turns=20, planning=True)        # keywords, or:
-    Agent(model, tools, settings=Settings(max_turns=20, planning=True))
-
-Checked once, when the agent is made: a bad value fails there, not in the middle of a
-run. Limits are ``None`` for no limit.
-"""
+"""`Settings`: every rule of the loop an `Agent` takes, each documented, checked when the
+agent is made: ``Agent(model, tools, max_turns=20)`` or ``settings=Settings(max_turns=20)``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import Any
 
-
 @dataclass(frozen=True)
 class Settings:
-    """The settings of an `Agent`. Each field says what it does."""
+    """The settings of an `Agent`; a limit of ``None`` is no limit."""
 
     system: str | None = None
     """The system prompt (None: a short default). Mechanisms append their paragraphs."""
@@ -30,8 +23,7 @@ class Settings:
     reminder_counting: str = "success"
     """``"success"``: count rounds without an accepted update; ``"name"``: without a call."""
     plan_from_words: bool = False
-    """Force `todo_write` on the first request when the task's words ask for steps ("then",
-    "a to-do list", 然后, 并给出...: `harness.reminder.asks_for_steps`; lesson 05)."""
+    """Force `todo_write` first when the task asks for steps (`reminder.asks_for_steps`)."""
     subagents: bool = False
     """Give the run the `delegate_task` tool: a sub-agent with a fresh context (lesson 06)."""
     subagent_tools: tuple[str, ...] = ()
@@ -49,8 +41,7 @@ class Settings:
     max_input_tokens: int | None = None
     """Input tokens of the whole run (estimated before each request): then ``token_limit``."""
     context_window: int | None = None
-    """The model's window in tokens (None: the model's ``context_window``, if it has one).
-    With a window, what each request sends is compacted to fit it (lesson 13)."""
+    """The window in tokens (None: the model's); requests are compacted to fit (lesson 13)."""
     compact_at: float = 0.8
     """The share of the window above which a request is compacted."""
     summary_model: Any = None
@@ -58,8 +49,7 @@ class Settings:
     keep_rounds: int = 2
     """The last tool rounds a compaction always sends whole."""
     offload_dir: str | None = None
-    """A folder (in the workspace) where compacted tool results are written whole, so the
-    model can read them back with read_file; None: the stub says they are not sent again."""
+    """A workspace folder for compacted tool results, to read back (None: not kept)."""
     max_refusals: int = 2
     """Answers a ``stop`` hook may refuse before the run ends ``unverified`` (lesson 11)."""
     agent_id: str = "main"
@@ -70,10 +60,8 @@ class Settings:
         for name in ("max_turns", "subagent_max_turns", "reminder_after"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        for name in ("max_requests", "max_tool_calls", "max_calls_per_reply",
-                     "max_input_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
+        for name in ("max_requests", "max_tool_calls", "max_calls_per_reply", "max_input_tokens"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, or None for no limit")
         if self.max_seconds is not None and self.max_seconds < 0:
             raise ValueError("max_seconds must be 0 or more, or None for no limit")
@@ -89,6 +77,5 @@ class Settings:
             raise ValueError("context_window must be at least 200 tokens, or None")
         if self.max_refusals < 0:
             raise ValueError("max_refusals must be 0 or more")
-
 
 NAMES = tuple(f.name for f in fields(Settings))

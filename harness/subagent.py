@@ -1,21 +1,13 @@
 """The sub-agent: hand a self-contained task to a fresh context.
 
-    parent: ... delegate_task({"task": "Summarise docs/policies/returns.md"})
-                   |
-                   v   a new conversation: [system (sub-agent prompt), user (the task)]
-            sub-agent: its own turns, only the tools in `subagent_tools`,
-                       no delegate_task (no recursion), no parent plan,
-                       the parent's model, hooks, permissions, clock and cancel
-                   |
-                   v
-    parent: role "tool" message = the sub-agent's final answer
+    parent:    delegate_task({"task": "Summarise docs/policies/returns.md"})
+                  v   a new conversation: [system (sub-agent prompt), user (the task)]
+    sub-agent: its own turns, only `subagent_tools` (no delegate_task, no plan); the
+               parent's model, hooks, permissions, clock and cancel
+                  v
+    parent:    role "tool" message = the sub-agent's final answer
 
-The parent's history never reaches the child, and the child's history never comes
-back: only its answer does. That is the point: a long side quest costs the parent one
-tool message. Its tokens still count, in the run's totals and per delegation.
-
-This module decides what a child gets (`Child`) and keeps the record of each
-delegation (`Delegation`); the loop only runs the child, with the rules it inherits.
+A long side quest costs the parent one tool message (its tokens still count, per delegation).
 """
 
 from __future__ import annotations
@@ -33,22 +25,18 @@ from .tools import Tool, ToolResult
 
 SUBAGENT_SYSTEM = (
     "You are a sub-agent working on one task for another agent. You cannot see its "
-    "conversation: everything you know is in the task. Use your tools if you have any, "
-    "then reply with a short, self-contained answer that states what you found and "
-    "where it came from."
-)
-
+    "conversation: everything you know is in the task. Use your tools if you have any, then "
+    "reply with a short, self-contained answer that states what you found and where it came from.")
 DELEGATE_DESCRIPTION = (
-    "Hand a self-contained sub-task to a sub-agent with a fresh, empty context. It sees "
-    "only the task text (not this conversation), so include every detail it needs. "
-    "Returns the sub-agent's final answer. Sub-agents run one at a time, in the order "
-    "you call them: a second delegation starts when the first has answered."
-)
+    "Hand a self-contained sub-task to a sub-agent with a fresh, empty context. It sees only the "
+    "task text (not this conversation), so include every detail it needs. Returns the sub-agent's "
+    "final answer. Sub-agents run one at a time, in the order you call them: a second delegation "
+    "starts when the first has answered.")
+NO_ANSWER = "(the sub-agent finished without an answer)"  # GeekAgent: 子 Agent 未返回结果
 
 
 class DelegateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
     task: str = Field(description="The complete sub-task, with all context the sub-agent needs.")
 
     @field_validator("task")
@@ -84,27 +72,26 @@ class Child:
     task: str
     tools: list[Tool]
     max_turns: int
-    system: str = SUBAGENT_SYSTEM  # the Subagents mechanism passes the agent's setting
+    system: str = SUBAGENT_SYSTEM
     started: float = field(default_factory=time.monotonic)
 
     def record(self, result: Any) -> Delegation:
         """The `Delegation` of this child, from the `RunResult` its run returned."""
-        answer = result.final or _last_text(result.messages) or result.error
-        calls = sum(e.type == "tool_call" for e in result.events)
-        return Delegation(self.agent_id, self.task, result.outcome, answer, dict(result.usage),
-                          calls, round(time.monotonic() - self.started, 3), result.error)
-
-
-RunChild = Callable[[Child], Delegation]
+        said = [m["content"] for m in result.messages
+                if m["role"] == "assistant" and m.get("content")]
+        return Delegation(self.agent_id, self.task, result.outcome,
+                          result.final or (said[-1] if said else None) or result.error,
+                          dict(result.usage), sum(e.type == "tool_call" for e in result.events),
+                          round(time.monotonic() - self.started, 3), result.error)
 
 
 class Subagents(Mechanism):
     """The `delegate_task` tool of one run, its children, and their records."""
 
-    def __init__(self, tools: list[Tool], max_turns: int, run_child: RunChild,
-                 parent_id: str = "main", *, system: str | None = None) -> None:
-        self.child_tools, self.max_turns = tools, max_turns
-        self.system = system or SUBAGENT_SYSTEM
+    def __init__(self, tools: list[Tool], max_turns: int,
+                 run_child: Callable[[Child], Delegation], parent_id: str = "main", *,
+                 system: str | None = None) -> None:
+        self.child_tools, self.max_turns, self.system = tools, max_turns, system or SUBAGENT_SYSTEM
         self.run_child, self.parent_id = run_child, parent_id
         self.delegations: list[Delegation] = []
         self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
@@ -128,13 +115,3 @@ class Subagents(Mechanism):
             return ToolResult(True, done.answer or NO_ANSWER)  # printed nothing
         return ToolResult(False, f"[sub-agent stopped early: {done.outcome}] "
                                  f"{done.answer or '(no answer)'}")
-
-
-NO_ANSWER = "(the sub-agent finished without an answer)"  # GeekAgent: 子 Agent 未返回结果
-
-
-def _last_text(messages: list[dict]) -> str | None:
-    for message in reversed(messages):
-        if message["role"] == "assistant" and message.get("content"):
-            return message["content"]
-    return None

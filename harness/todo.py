@@ -1,18 +1,11 @@
 """The plan: a `todo_write` tool that replaces the whole to-do list at once.
 
-The model sends the complete list every time, and gets the complete list back:
-
     todo_write({"todos": [{"content": "Find the return policy", "status": "in_progress"},
                           {"content": "Draft the answer",       "status": "pending"}]})
     -> [>] Find the return policy
        [ ] Draft the answer
 
-Rules, all checked before anything changes (validate, then replace): at most 20 items;
-content not blank, one line of at most 500 characters; status one of pending /
-in_progress / completed; at most one item in progress. ``todos: []`` clears the
-plan; a missing or ``null`` ``todos``, unknown fields and trailing JSON are refused.
-A refused update leaves the old plan exactly as it was. The list is stored and handed
-out as copies, so no caller can change it behind the tool's back.
+Validate, then replace: a refused update leaves the old plan as it was.
 """
 
 from __future__ import annotations
@@ -30,8 +23,7 @@ MAX_ITEMS = 20
 MAX_CONTENT = 500  # characters: a step of a plan, not a document (the stop gate quotes it)
 # A newline would draw a fake "[x] ..." line under the item; a bidi control reorders it.
 NOT_IN_CONTENT = {"Cc", "Zl", "Zp"}
-BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-                    "\u2066\u2067\u2068\u2069")
+BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 Status = Literal["pending", "in_progress", "completed"]
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
@@ -40,7 +32,6 @@ class TodoItem(BaseModel):
     """One step of the plan."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
     content: str
     status: Status
 
@@ -52,18 +43,16 @@ class TodoItem(BaseModel):
         if len(value) > MAX_CONTENT:
             raise ValueError(f"content is {len(value):,} characters; at most {MAX_CONTENT} "
                              "(one step, in a sentence)")
-        if any(unicodedata.category(c) in NOT_IN_CONTENT or c in BIDI_CONTROLS
-               for c in value):
+        if any(unicodedata.category(c) in NOT_IN_CONTENT or c in BIDI_CONTROLS for c in value):
             raise ValueError("content must be one line, without control characters "
                              "(no newlines or tabs)")
         return value
 
 
 class TodoWriteArgs(BaseModel):
-    """The arguments of `todo_write`: the complete, updated list."""
+    """The arguments of `todo_write`: the complete, updated list."""  # the model reads this
 
     model_config = ConfigDict(extra="forbid")
-
     todos: list[TodoItem]
 
 
@@ -78,20 +67,17 @@ def render(items: Iterable[TodoItem]) -> str:
 
 
 def progress(items: list[TodoItem]) -> str:
-    done = sum(item.status == "completed" for item in items)
-    return f"{done}/{len(items)} done"
+    return f"{sum(item.status == 'completed' for item in items)}/{len(items)} done"
 
 
 def diff(old: list[TodoItem], new: list[TodoItem]) -> dict[str, list]:
     """What an update changed: items added, items removed, and status changes."""
     before = {item.content: item.status for item in old}
     after = {item.content: item.status for item in new}
-    return {
-        "added": [c for c in after if c not in before],
-        "removed": [c for c in before if c not in after],
-        "status_changes": [[c, before[c], s] for c, s in after.items()
-                           if c in before and before[c] != s],
-    }
+    return {"added": [c for c in after if c not in before],
+            "removed": [c for c in before if c not in after],
+            "status_changes": [[c, before[c], s] for c, s in after.items()
+                               if c in before and before[c] != s]}
 
 
 class TodoList:
@@ -108,41 +94,34 @@ class TodoList:
         return f"TodoList({progress(self._items)})\n{render(self._items)}"
 
     def snapshot(self) -> list[TodoItem]:
-        """A copy of the plan: changing it cannot change the plan."""
         return [item.model_copy() for item in self._items]
 
     def render(self) -> str:
         return render(self._items)
 
     def open_items(self) -> list[TodoItem]:
-        """Items not completed yet (pending or in progress)."""
         return [item for item in self._items if item.status != "completed"]
 
     def update(self, items: Iterable[TodoItem | dict]) -> str:
-        """Validate the whole new list, then replace the plan. Returns the rendered plan.
-
-        Raises `PlanError` (and changes nothing) if any rule is broken.
-        """
+        """Validate the whole new list, then replace the plan (or raise `PlanError`)."""
         if items is None:
             raise PlanError("todos is required: send the complete list ([] clears the plan)")
-        try:
-            # The same model as the tool's arguments: the same errors, naming each item.
+        try:  # the tool's own arguments model: the same errors, naming each item
             new = TodoWriteArgs.model_validate({"todos": items}).todos
         except ValidationError as exc:
             raise PlanError(describe(exc).replace("invalid arguments", "invalid plan")) from None
         if len(new) > self.max_items:
             raise PlanError(f"a plan holds at most {self.max_items} items, got {len(new)}")
-        active = [item.content for item in new if item.status == "in_progress"]
-        if len(active) > 1:
-            raise PlanError(f"at most one item may be in_progress, got {len(active)}")
+        active = sum(item.status == "in_progress" for item in new)
+        if active > 1:
+            raise PlanError(f"at most one item may be in_progress, got {active}")
         self._items = new
         return self.render()
 
     def as_tool(self) -> Tool:
         """The `todo_write` tool bound to this plan."""
-        description = TODO_WRITE_DESCRIPTION.format(max_items=self.max_items)
-        return _TodoWrite("todo_write", description, TodoWriteArgs, self._write,
-                          harness_tool=True)
+        return _TodoWrite("todo_write", TODO_WRITE_DESCRIPTION.format(max_items=self.max_items),
+                          TodoWriteArgs, self._write, harness_tool=True)
 
     def _write(self, todos: list[TodoItem]) -> ToolResult:
         try:
@@ -153,7 +132,7 @@ class TodoList:
 
 
 class _TodoWrite(Tool):
-    """`todo_write`: every refusal, even of malformed arguments, says the plan is unchanged."""
+    """Every refusal, even of malformed arguments, says the plan is unchanged."""
 
     def parse(self, arguments: str) -> BaseModel:
         try:
@@ -163,15 +142,11 @@ class _TodoWrite(Tool):
 
 
 TODO_WRITE_DESCRIPTION = (
-    "Replace the whole plan for this task. Send every item each time (items you leave "
-    "out are dropped). Each item: content (what to do) and status: pending, "
-    "in_progress or completed. At most {max_items} items and one in_progress; [] clears "
-    "the plan."
-)
-
+    "Replace the whole plan for this task. Send every item each time (items you leave out are "
+    "dropped). Each item: content (what to do) and status: pending, in_progress or completed. "
+    "At most {max_items} items and one in_progress; [] clears the plan.")
 PLANNING_PROMPT = (
-    "Planning: for a task that takes several steps, first call todo_write with a short "
-    "plan (one item in_progress), keep it current as you work (send the whole list each "
-    "time, mark an item completed as soon as it is done) and finish every item before "
-    "your final answer. For a simple one-step question, answer directly without a plan."
-)
+    "Planning: for a task that takes several steps, first call todo_write with a short plan "
+    "(one item in_progress), keep it current as you work (send the whole list each time, mark "
+    "an item completed as soon as it is done) and finish every item before your final answer. "
+    "For a simple one-step question, answer directly without a plan.")

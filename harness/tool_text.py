@@ -1,10 +1,5 @@
-"""A tool's text, in and out: the arguments a model wrote, the result it reads back.
-
-In: `parse_json_object` reads exactly one JSON object; `describe` turns pydantic's
-validation errors into one line naming each field (a bounded number of them).
-Out: `to_text` turns a return value into text (JSON for structures), and `cap` keeps
-the head and tail of long output with a marker of what was cut. Every failure becomes one line the
-model can act on (`error_line`).
+"""A tool's text, in and out: the arguments a model wrote, the result it reads back. Every
+problem becomes one line the model can act on; a long result keeps its head and tail (`cap`).
 """
 
 from __future__ import annotations
@@ -14,7 +9,9 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import to_jsonable_python
+
+MAX_PROBLEMS = 5  # a call with 10,000 bad fields gets a short answer, not 10,000 lines
 
 
 class ToolArgumentError(ValueError):
@@ -23,19 +20,18 @@ class ToolArgumentError(ValueError):
 
 def parse_json_object(raw: str | None) -> dict:
     """Parse exactly one JSON object. An empty string means no arguments (``{}``)."""
-    if raw is None or not raw.strip():
+    text = (raw or "").strip()
+    if not text:
         return {}
     try:
-        value, end = json.JSONDecoder().raw_decode(raw.strip())
+        value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as exc:
         raise ToolArgumentError(
             f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
-    except RecursionError:
-        raise ToolArgumentError("arguments are nested too deeply") from None
-    except ValueError as exc:  # a number of 4,301 digits: Python's own limit says no
+    except (RecursionError, ValueError) as exc:  # nested too deeply, a 4,301-digit number
         why = str(exc).split(":")[0][:200]
         raise ToolArgumentError(f"arguments hold a value that cannot be read ({why})") from None
-    if raw.strip()[end:].strip():
+    if text[end:].strip():
         raise ToolArgumentError("arguments must be one JSON object; found more data after it")
     if not isinstance(value, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
@@ -50,23 +46,15 @@ def to_text(value: Any) -> str:
         return str(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False, default=_jsonable)
+    try:  # pydantic writes what json cannot (dates, paths, models); str() the rest
+        return json.dumps(value, ensure_ascii=False,
+                          default=lambda v: to_jsonable_python(v, fallback=str))
     except (TypeError, ValueError):
         return str(value)
 
 
-def _jsonable(value: Any) -> Any:
-    """What `json.dumps` cannot write itself: pydantic models, dates, paths; else ``str``."""
-    try:
-        return to_jsonable_python(value)
-    except PydanticSerializationError:
-        return str(value)
-
-
 def cap(text: str, limit: int) -> str:
-    """At most ``limit`` characters: the head and tail of long output, with a visible
-    marker of what was cut between them (the marker counts towards the limit)."""
+    """At most ``limit`` characters: head and tail, and a marker of what was cut between."""
     if len(text) <= limit:
         return text
     room = limit - len(f"\n[... {len(text):,} characters cut ...]\n")
@@ -77,15 +65,9 @@ def cap(text: str, limit: int) -> str:
     return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
 
 
-MAX_PROBLEMS = 5  # a call with 10,000 bad fields gets a short answer, not 10,000 lines
-
-
 def describe(exc: ValidationError) -> str:
-    """The problems of a call, naming each field: what a model needs to fix its call.
-
-    Missing fields first, then unknown ones, then the rest, each in field order, so the
-    text does not depend on the order pydantic happens to report them in.
-    """
+    """The problems of a call, naming each field: missing ones first, then unknown ones,
+    then the rest, each in field order (not in the order pydantic reports them)."""
     problems = []
     for err in exc.errors(include_url=False):
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -94,18 +76,14 @@ def describe(exc: ValidationError) -> str:
         elif err["type"] == "extra_forbidden":
             problems.append((1, where, f"unknown field '{where}'"))
         else:  # a validator's own words, without pydantic's "Value error, " in front
-            msg = err["msg"].removeprefix("Value error, ")
-            problems.append((2, where, f"'{where}': {msg}"))
-    problems.sort(key=lambda p: (p[0], _natural(p[1])))
+            problems.append((2, where, f"'{where}': " + err["msg"].removeprefix("Value error, ")))
+    # natural order: todos.2 before todos.10
+    problems.sort(key=lambda p: (p[0], [(not s.isdigit(), int(s) if s.isdigit() else 0, s)
+                                        for s in p[1].split(".")]))
     shown = [text for *_, text in problems[:MAX_PROBLEMS]]
     if len(problems) > MAX_PROBLEMS:
         shown.append(f"and {len(problems) - MAX_PROBLEMS} more")
     return "invalid arguments: " + "; ".join(shown)
-
-
-def _natural(where: str) -> list:
-    """Sort key for a field path: ``todos.2`` before ``todos.10``."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in where.split(".")]
 
 
 def reason(exc: BaseException, limit: int = 200) -> str:
@@ -117,30 +95,26 @@ def reason(exc: BaseException, limit: int = 200) -> str:
 def error_line(exc: BaseException) -> str:
     """``Error: Type: first line of the message`` (even when the message itself fails)."""
     try:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        first = (str(exc).strip().splitlines() or [""])[0]
     except Exception:
         first = ""
     return f"Error: {type(exc).__name__}" + (f": {first}" if first else "")
 
 
-# -- a function's description, for @tool ----------------------------------------------
-
 def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and its ``Args:`` entries."""
+    """A Google-style docstring's description, and its ``Args:`` entries (for @tool)."""
     head, _, rest = doc.partition("\nArgs:")
     args: dict[str, str] = {}
     indent, current = None, None
-    for line in rest.splitlines():
-        if not line.strip():
-            continue
+    for line in filter(str.strip, rest.splitlines()):
         depth = len(line) - len(line.lstrip())
         indent = depth if indent is None else indent
         if depth < indent or depth == 0:  # the next section (Returns:, Raises:) ends Args
             break
-        m = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
-        if depth == indent and m:
-            current = m.group(1)
-            args[current] = m.group(2).strip()
+        entry = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
+        if depth == indent and entry:
+            current = entry.group(1)
+            args[current] = entry.group(2).strip()
         elif current:
             args[current] += " " + line.strip()
     return head.strip(), args

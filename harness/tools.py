@@ -5,12 +5,8 @@
         "Add two numbers."                  "parameters": {... from a pydantic model ...}}}
         return a + b
 
-A call arrives as a name and a JSON string. Before the function runs, the string is
-parsed strictly (one JSON object, nothing after it) and validated against the
-pydantic model (no unknown fields, no missing or wrong-typed ones). Whatever goes
-wrong (bad JSON, bad arguments, an exception inside the tool) becomes a
-`ToolResult(ok=False, output=<one line the model can act on>)`: the run goes on, and
-the model reads the reason and tries again. (That text, in and out: tool_text.py.)
+Arguments are validated strictly. Whatever goes wrong (bad JSON, bad arguments, an exception
+in the tool) becomes `ToolResult(ok=False, output=<one line the model can act on>)`.
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -39,56 +35,34 @@ class ToolResult:
     output: str
 
 
+@dataclass(eq=False, repr=False)
 class Tool:
-    """A tool: a name, a description, a pydantic model of its arguments, a function.
+    """A tool: a name, a description, a pydantic model of its arguments, and a function
+    called with them as keywords. `@tool` builds one from a typed, documented function."""
 
-    ``fn`` is called with the validated arguments as keyword arguments. Use `@tool` to
-    build all of this from a typed, documented function; use `Tool` directly when you
-    want to write the arguments model yourself.
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    fn: Callable[..., Any]
+    _: KW_ONLY
+    max_output: int = DEFAULT_MAX_OUTPUT
+    writes: str | None = None  # the argument holding a path it writes (the tool_call event's)
+    side_effects: bool = False  # it changes the world: a replay returns its recorded result
+    harness_tool: bool = False  # made by the harness: Permissions allows it unless named
+    replan: bool = False  # a planning agent's next request forces todo_write (delegate_task)
+    control: str | None = None  # the keyword argument of fn that gets the run's RunControl
 
-    ``writes`` names the argument that holds a path the tool writes (``"path"`` for
-    `write_file` and `edit_file`): the ``tool_call`` event then carries ``writes``, so
-    one hook can guard every tool that writes, whatever its name. ``side_effects`` says
-    the tool changes the world (a tool that writes does): replaying a saved run returns
-    its recorded result instead of running it again (calllog.py).
-
-    ``control`` names a keyword argument of ``fn`` that receives the run's `RunControl`
-    (its deadline and cancel), for a tool that works long enough to check them.
-
-    Two flags belong to the harness's own tools: ``harness_tool`` (made by the harness
-    for one run: `Permissions` allows it unless the table names it) and ``replan``
-    (after it runs, a planning agent's next request forces ``todo_write``:
-    `delegate_task` sets it, since a sub-agent's answer is news the plan has not seen).
-    """
-
-    def __init__(
-        self,
-        name: str,
-        description: str,
-        args_model: type[BaseModel],
-        fn: Callable[..., Any],
-        *,
-        max_output: int = DEFAULT_MAX_OUTPUT,
-        writes: str | None = None,
-        side_effects: bool = False,
-        harness_tool: bool = False,
-        replan: bool = False,
-        control: str | None = None,
-    ) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
-            raise ValueError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-'")
-        self.name = name
-        self.description = description.strip()
-        self.args_model = args_model
-        self.fn = fn
-        self.max_output = max_output
-        if writes is not None and writes not in args_model.model_fields:
-            raise ValueError(f"tool {name!r}: writes={writes!r} is not one of its arguments")
-        self.writes, self.side_effects = writes, side_effects or writes is not None
-        self.harness_tool, self.replan, self.control = harness_tool, replan, control
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
+            raise ValueError(f"tool name {self.name!r}: use 1-64 letters, digits, '_' or '-'")
+        if self.writes is not None and self.writes not in self.args_model.model_fields:
+            raise ValueError(f"tool {self.name!r}: writes={self.writes!r} is not one of its "
+                             "arguments")
+        self.description = self.description.strip()
+        self.side_effects = self.side_effects or self.writes is not None
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
-        self._fields = tuple(args_model.model_fields)  # the function's keyword arguments
+        self._fields = tuple(self.args_model.model_fields)  # the function's keyword arguments
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -96,20 +70,14 @@ class Tool:
     def schema(self) -> dict:
         """The function schema sent to the model in the request's ``tools`` list."""
         if self._schema is None:
-            params = strip_titles(self.args_model.model_json_schema())
-            self._schema = {
-                "type": "function",
-                "function": {"name": self.name, "description": self.description,
-                             "parameters": params},
-            }
+            parameters = strip_titles(self.args_model.model_json_schema())
+            self._schema = {"type": "function", "function": {
+                "name": self.name, "description": self.description, "parameters": parameters}}
         return self._schema
 
     def parse(self, arguments: str | None) -> BaseModel:
         """Parse and validate the model's argument string, or raise `ToolArgumentError`.
-
-        Validation reads the JSON text itself (pydantic's strict JSON mode): ``"2"`` is
-        not an int, but a string is a fine `Enum`, `date` or `Path`, as the schema says.
-        """
+        Strict JSON mode: ``"2"`` is not an int, but a string is a fine `Enum`, `date`, `Path`."""
         text = (arguments or "").strip() or "{}"
         try:
             return self.args_model.model_validate_json(text, strict=True)
@@ -120,15 +88,9 @@ class Tool:
             raise ToolArgumentError(f"arguments could not be validated ({reason(exc)})") from None
 
     def execute(self, args: BaseModel, control: RunControl | None = None) -> ToolResult:
-        """Run the function on validated arguments; an exception becomes ``ok=False``.
-
-        Besides every `Exception`, the ways a tool's code can end that are not a
-        person's: ``sys.exit()`` (`SystemExit`), a generator closed under it
-        (`GeneratorExit`), an ``asyncio`` task cancelled inside it (`CancelledError`).
-        `KeyboardInterrupt` is the person at the keyboard: it goes on to the loop.
-        ``control``: the run's, given to ``fn`` if it asks (``self.control``); it turns
-        the result into text (within the time left: a ``__str__`` that never ends).
-        """
+        """Run the function; an exception (even `SystemExit`) becomes ``ok=False``, but not
+        `KeyboardInterrupt`: the person at the keyboard. ``control`` turns the result into
+        text within the time left (a ``__str__`` may never end)."""
         text = control.text if control is not None else lambda convert, value: convert(value)
         kwargs = {name: getattr(args, name) for name in self._fields}
         if self.control:
@@ -147,20 +109,9 @@ class Tool:
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
          max_output: int = DEFAULT_MAX_OUTPUT, writes: str | None = None,
          side_effects: bool = False) -> Any:
-    """Make a `Tool` from a typed function; its docstring becomes the description.
-
-    Parameter descriptions come from an ``Args:`` section of the docstring (or from
-    ``Annotated[str, Field(description=...)]``). A parameter typed `RunControl` is not
-    sent by the model: the call path fills it with the run's control::
-
-        @tool
-        def read_file(path: str) -> str:
-            '''Read a text file.
-
-            Args:
-                path: file path relative to the workspace root.
-            '''
-    """
+    """Make a `Tool` from a typed function: its docstring is the description, its
+    ``Args:`` section (or ``Annotated[str, Field(description=...)]``) describes each
+    argument; a parameter typed `RunControl` gets the run's control, not the model's."""
     def build(f: Callable[..., Any]) -> Tool:
         from pydantic import Field  # here, not at the top: it costs `import harness` 40 ms
 
@@ -178,16 +129,14 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
                 raise TypeError(f"@tool {f.__name__}: {stars}{pname} cannot be sent as JSON "
                                 "arguments; give each argument its own named parameter")
             if RunControl in (param.annotation, *typing.get_args(param.annotation)):
-                control = pname  # the run's control, filled in by the call path
+                control = pname
                 continue
             if param.annotation is inspect.Parameter.empty:
                 raise TypeError(f"@tool {f.__name__}: parameter {pname!r} needs a type hint")
             default = ... if param.default is inspect.Parameter.empty else param.default
             doc = arg_docs.get(pname)  # None would erase an Annotated Field's description
             fields[pname] = (param.annotation, Field(default, description=doc) if doc else default)
-        model = create_model(
-            f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
-        )
+        model = create_model(f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
         return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
                     writes=writes, side_effects=side_effects, control=control)
 

@@ -93,3 +93,30 @@ def test_a_tool_that_runs_an_agent_without_saying_so_still_spends_the_runs_budge
     result = Agent(model, [ask_helper], max_requests=4).run("go")
     assert result.outcome == "request_limit"
     assert inner.run("outside any run").outcome == "completed"  # alone, it has its own
+
+
+def test_a_call_log_that_cannot_write_a_result_warns_and_the_run_goes_on():
+    """The call ran: a result the log cannot write is warned of (a resumed run reports that
+    call unknown), and the run still returns everything, whatever object the log is."""
+    class Full:
+        def on_event(self, event):
+            pass
+
+        def recorded(self, *args):
+            return None
+
+        def intent(self, *args):
+            pass
+
+        def result(self, *args):
+            raise OSError(28, "No space left on device")
+
+    @tool
+    def act() -> str:
+        """Act."""
+        return "done"
+
+    with pytest.warns(RuntimeWarning, match="was not written"):
+        result = Agent(ScriptedModel([tool_call("act"), say("ok")]), [act]).run(
+            "go", call_log=Full())
+    assert (result.outcome, result.messages[3]["content"]) == ("completed", "done")

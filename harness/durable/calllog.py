@@ -72,7 +72,7 @@ class CallLog:
     @classmethod
     def from_run(cls, run: Any, *, reuse: str = "side_effects") -> CallLog:
         """A log of a saved run (a `RunResult` or the path of one) to replay it."""
-        from ..result import _saved
+        from ..context.saved import _saved
 
         events = (_saved(run)["events"] if isinstance(run, (str, os.PathLike))
                   else [e.to_dict() for e in run.events])

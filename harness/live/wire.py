@@ -25,6 +25,7 @@ uses them too, so a streamed reply ends up exactly as the same reply sent whole.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -230,6 +231,17 @@ def read_usage(usage: dict) -> dict:
     return models.read_usage({**usage, **found})
 
 
+def wire_call(call: Any) -> dict:
+    """A provider's tool call for the core's `parse_reply`: a stream's ``index`` goes, odd
+    ids and names become strings (the loop refuses them), its own fields stay."""
+    call = {k: v for k, v in call.items() if k != "index"} if isinstance(call, dict) else {}
+    fn = dict(call["function"]) if isinstance(call.get("function"), dict) else {}
+    for key, holder in (("id", call), ("name", fn)):
+        if holder.get(key) and not isinstance(holder[key], str):
+            holder[key] = json.dumps(holder[key])
+    return {**call, "function": fn}
+
+
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                 id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
     """A provider's assistant message as a `ModelReply`: the core's `parse_reply`, after
@@ -244,6 +256,8 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     content, thought = split_content(message.get("content"))
     found = reasoning_fields(message) + thought
     plain = {**message, "content": content}
+    if message.get("tool_calls"):
+        plain["tool_calls"] = [wire_call(call) for call in message["tool_calls"]]
     refusal = plain.get("refusal")
     if not (isinstance(refusal, str) and refusal.strip()):
         plain.pop("refusal", None)  # Snowflake sends "refusal": "" with every answer

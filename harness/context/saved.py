@@ -1,0 +1,76 @@
+"""A run on disk (lessons 08 and 12): `RunResult.save` writes it as UTF-8 JSON, `RunResult.load`
+reads it back, and `replies_of` hands its model replies to ``ScriptedModel.from_run``.
+
+Nothing here imports harness.result (that would be an import cycle): `load` is given the class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..events import Event
+
+
+def to_dict(run: Any) -> dict[str, Any]:
+    return {
+        "outcome": run.outcome, "final": run.final, "error": run.error,
+        "turns": run.turns, "usage": run.usage, "messages": run.messages,
+        "plan": [item.model_dump() for item in run.plan],
+        "delegations": [d.to_dict() for d in run.delegations],
+        "events": [e.to_dict() for e in run.events],
+    }
+
+
+def save(run: Any, path: str | os.PathLike) -> Path:
+    text = json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)
+    Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")  # \udc80 kept
+    return Path(path)
+
+
+def load(cls: type, path: str | os.PathLike) -> Any:
+    from ..subagent import Delegation
+    from ..todo import TodoItem
+
+    data = _saved(path)
+    return cls(
+        outcome=data["outcome"], final=data["final"], messages=data["messages"],
+        events=[Event.from_dict(e) for e in data["events"]], usage=data["usage"],
+        plan=[TodoItem(**i) for i in data["plan"]],
+        delegations=[Delegation(**d) for d in data["delegations"]],
+        turns=data["turns"], error=data["error"],
+    )
+
+
+def _saved(path: str | os.PathLike) -> dict:
+    """The JSON of a run saved with `RunResult.save`, or an error that says what to do."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, dict) and isinstance(data.get("events"), list):
+            return data
+    except ValueError:  # not JSON (a call log is JSON lines), or not UTF-8
+        pass
+    raise ValueError(f"{os.fspath(path)!r} is not a run saved with RunResult.save; a call log "
+                     "(JSON lines) replays with ScriptedModel.from_run(CallLog(path))")
+
+
+def replies_of(run: Any) -> list[dict]:
+    """The model replies of a run, as steps for `ScriptedModel`: a `RunResult`, the path of
+    a saved one, or anything with ``replies()`` (a ``harness.durable.CallLog``)."""
+    if hasattr(run, "replies"):
+        return run.replies()
+    events = _saved(run)["events"] if isinstance(run, (str, os.PathLike)) else [
+        e.to_dict() for e in run.events]
+    steps = []
+    for event in events:
+        if event["type"] == "model_reply":
+            step = dict(event["message"])
+            if not event["usage"].get("estimated"):
+                step["usage"] = event["usage"]
+            if event.get("finish_reason"):  # a cut-off answer replays cut off
+                step["finish_reason"] = event["finish_reason"]
+            steps.append(step)
+    return steps
