@@ -125,8 +125,8 @@ class ScriptedModel:
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
         """Keep a copy of this request; return its size in characters. A run appends to its
-        list, so only the new messages are copied and counted; a new list (a compacted
-        request) reuses the copies of the messages it shares, unchanged, with the last."""
+        list, so only the new messages are copied and counted; any other list (a compacted
+        request, or one edited in place) is copied afresh."""
         sent, copies, chars = self._sent
         if sent is not messages or len(copies) > len(messages) or (
                 copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
