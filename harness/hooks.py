@@ -5,6 +5,7 @@ name of `ALIASES`): ``hooks.on("tool_call", fn)``. Two may answer with a string:
 ``tool_call`` hook blocks the call (the model reads why), a ``stop`` hook refuses the answer.
 `Permissions`: ``tool name -> "allow" | "ask" | "deny"``, frozen when made, on the same path.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence

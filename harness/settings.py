@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+
 @dataclass(frozen=True)
 class Settings:
     """The settings of an `Agent`; a limit of ``None`` is no limit."""
@@ -77,5 +78,6 @@ class Settings:
             raise ValueError("context_window must be at least 200 tokens, or None")
         if self.max_refusals < 0:
             raise ValueError("max_refusals must be 0 or more")
+
 
 NAMES = tuple(f.name for f in fields(Settings))
