@@ -82,9 +82,10 @@ class Run:
     def ask(self) -> ModelReply:
         """One model request: check the budget, pick the tool_choice, record the reply."""
         sent, choice, shaped = self.messages, "auto" if self.schemas else None, {}
-        for mechanism in self.mechanisms:  # what is sent (the transcript stays whole), and
-            sent = mechanism.before_request(sent)  # the tool_choice: forced todo_write (05)
-            choice = mechanism.tool_choice() or choice
+        for mechanism in self.mechanisms:  # what is sent: the transcript itself stays whole
+            sent = mechanism.before_request(sent)
+        for mechanism in self.mechanisms:  # asked once every mechanism has shaped the request
+            choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
         estimate = 0 if self.control.budget.input_tokens is None else estimate_tokens(
             sum(map(message_chars, sent)) + len(json.dumps(self.schemas)))  # for the budget
         self.control.next_turn(estimate)  # cancel, time, budget: stop here
@@ -114,7 +115,7 @@ class Run:
 
     def run_tools(self, calls: list[dict]) -> None:
         """One round: every call in order, each answered by exactly one tool message."""
-        done = []
+        start, done = len(self.messages), []
         try:
             for position, call in enumerate(calls):
                 self.control.before_call()  # cancel, time, the tool-call budget: stop here
@@ -123,11 +124,11 @@ class Run:
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
         except RunOver as over:  # answer the rest, so the transcript stays valid
-            for call in calls[len(done):]:
+            for call in self.unanswered(calls, start):
                 self.tool_message(call, f"Not run: the run stopped ({over.outcome}).")
             raise
         except KeyboardInterrupt:  # the call that was running has an unknown result
-            for i, call in enumerate(calls[len(done):]):
+            for i, call in enumerate(self.unanswered(calls, start)):
                 self.tool_message(call, "Not run: interrupted." if i else "Interrupted while "
                                   "running (KeyboardInterrupt): its result is unknown.")
             raise
@@ -150,6 +151,10 @@ class Run:
 
     def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+
+    def unanswered(self, calls: list[dict], start: int) -> list[dict]:
+        """The round's calls still without a tool message (they are answered in order)."""
+        return calls[sum(m["role"] == "tool" for m in self.messages[start:]):]
 
     def note(self, notes: Iterable[Note]) -> bool:
         """Do what a mechanism asks: tell the model (a user message), record the event."""

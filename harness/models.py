@@ -98,6 +98,9 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     elif not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
     raw = message.get("tool_calls") or ()
+    if not all(isinstance(call, dict) for call in raw):  # a hand-written step's slip
+        raise ModelError("each tool call must be a dict: {'id', 'type': 'function', 'function': "
+                         "{'name', 'arguments'}} (tool_call(name, ...) writes one)")
     calls = [{**call, "id": call.get("id") or f"{id_prefix}_{i}", "type": "function",
               "function": _function(call)} for i, call in enumerate(raw)]
     reasoning = message.get("reasoning_content") or message.get("reasoning")

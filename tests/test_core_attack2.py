@@ -120,3 +120,26 @@ def test_a_call_log_that_cannot_write_a_result_warns_and_the_run_goes_on():
         result = Agent(ScriptedModel([tool_call("act"), say("ok")]), [act]).run(
             "go", call_log=Full())
     assert (result.outcome, result.messages[3]["content"]) == ("completed", "done")
+
+
+def test_an_interrupt_after_a_call_ran_still_leaves_one_tool_message_per_call(monkeypatch):
+    """Kernel -> Interrupt can land between a call's end and its tool message: the round is
+    answered from the messages it holds, so no call is left without its answer."""
+    from harness import loop
+
+    real, hits = loop.Run.tool_message, []
+
+    def interrupted_once(self, call, content):
+        hits.append(call["id"])
+        if len(hits) == 1:
+            raise KeyboardInterrupt
+        real(self, call, content)
+
+    monkeypatch.setattr(loop.Run, "tool_message", interrupted_once)
+    script = [{"role": "assistant", "content": None, "tool_calls": [
+        tool_call("look", query="a", id="c1")["tool_calls"][0],
+        tool_call("look", query="b", id="c2")["tool_calls"][0]]}]
+    result = Agent(ScriptedModel(script), [look]).run("go")
+    answers = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+    assert result.outcome == "cancelled"
+    assert answers == ["c1", "c2"]

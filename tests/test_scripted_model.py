@@ -311,3 +311,10 @@ def test_a_replay_can_stream_the_recorded_replies_slowly():
     assert (replay.outcome, replay.final) == ("completed", "It is 5.")
     assert "".join(seen) == '{"a": 2, "b": 3}It is 5.'
     assert time.monotonic() - started >= 0.02 * len(seen)
+
+
+def test_a_step_whose_tool_call_is_not_a_dict_ends_the_run_saying_how_to_write_one():
+    result = Agent(ScriptedModel([{"role": "assistant", "tool_calls": ["add"]}])).run("go")
+    assert result.outcome == "model_error"
+    assert "each tool call must be a dict" in result.error
+    assert "tool_call(name, ...)" in result.error

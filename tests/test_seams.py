@@ -32,6 +32,29 @@ def test_before_request_shapes_what_is_sent_and_the_transcript_keeps_everything(
     assert model.requests[2]["messages"][0]["role"] == "system"
 
 
+def test_tool_choice_is_asked_once_every_mechanism_has_shaped_the_request():
+    """Two fixed points, in order: every before_request, then every tool_choice, so a
+    mechanism's tool_choice can answer for the request as the last mechanism left it."""
+    asked = []
+
+    class First(Mechanism):
+        def before_request(self, messages: list[dict]) -> list[dict]:
+            asked.append("first shapes")
+            return messages
+
+        def tool_choice(self) -> str:
+            asked.append("first chooses")
+            return "auto"
+
+    class Second(Mechanism):
+        def before_request(self, messages: list[dict]) -> list[dict]:
+            asked.append("second shapes")
+            return messages
+
+    Agent(ScriptedModel([say("done")]), [add], mechanisms=[First, Second]).run("go")
+    assert asked == ["first shapes", "second shapes", "first chooses"]
+
+
 def test_each_run_gets_a_fresh_mechanism_from_the_factory():
     made = []
 
