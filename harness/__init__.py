@@ -1,12 +1,16 @@
 """harness: a small, readable LLM agent harness, built step by step in the course. The core
-(the files in this folder) needs only ``pydantic``; the sub-packages (live/, workspace/, ui/,
-durable/, ...) and the names in LAZY are imported when first used."""
+(the files in this folder) needs only ``pydantic`` and imports no sub-package; the
+sub-packages (live/, workspace/, context/, ...) are imported when first used: the names in
+LAZY when read, the extensions in SHIPPED when the first `Agent` is made (extend.py)."""
 
 from importlib import import_module
 from typing import Any
 
+from . import extend
 from .agent import Agent
+from .calls import Call
 from .control import Budget, RunControl
+from .door import Door
 from .events import EVENTS, Event
 from .hooks import Hooks, Permissions
 from .mechanism import Answer, Mechanism, Note
@@ -15,6 +19,7 @@ from .outcomes import OUTCOMES, ModelError, RunOver
 from .result import RunResult
 from .scripted import RequestInfo, ScriptedModel, parallel, say, tool_call
 from .settings import Settings
+from .stack import Layer, Stack
 from .tools import Tool, ToolResult, tool
 
 LAZY = {  # name: its module. TodoItem, TodoList: pydantic models cost ~60 ms to build
@@ -23,7 +28,10 @@ LAZY = {  # name: its module. TodoItem, TodoList: pydantic models cost ~60 ms to
     "CommandTool": "harness.workspace.commands", "ask_on_stdin": "harness.ui.approval",
     "doctor": "harness.ui.doctor"}
 MODULES = {"planning": "harness.planning", "reminder": "harness.reminder", "todo": "harness.todo",
-           "subagent": "harness.subagent", "verify": "harness.durable.verify"}  # as lessons read
+           "subagent": "harness.subagent", "verify": "harness.verify"}  # as lessons read
+SHIPPED = ("harness.context", "harness.workspace", "harness.waiting", "harness.live",
+           "harness.skills", "harness.mcp")  # each registers itself (extend.py)
+extend.SHIPPED.extend(SHIPPED)
 
 
 def __getattr__(name: str) -> Any:
@@ -34,8 +42,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
 
 
-__all__ = ["EVENTS", "OUTCOMES", "Agent", "Answer", "Budget", "ChatModel", "Event", "Hooks",
-           "Mechanism", "ModelError", "ModelReply", "Note", "Permissions", "RequestInfo",
-           "RunControl", "RunOver", "RunResult", "ScriptedModel", "Settings", "Tool",
-           "ToolResult", "parallel", "say", "tool", "tool_call", *LAZY]
+__all__ = ["EVENTS", "OUTCOMES", "Agent", "Answer", "Budget", "Call", "ChatModel", "Door",
+           "Event", "Hooks", "Layer", "Mechanism", "ModelError", "ModelReply", "Note",
+           "Permissions", "RequestInfo", "RunControl", "RunOver", "RunResult", "ScriptedModel",
+           "Settings", "Stack", "Tool", "ToolResult", "parallel", "say", "tool", "tool_call",
+           *LAZY]
 __version__ = "0.2.0"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .control import RUNNING, RunControl
+from .control import RunControl
 from .events import frozen
 from .hooks import Permissions
 from .models import ModelReply
@@ -111,11 +111,7 @@ class CallPath:
             return "unlogged", ToolResult(False, "Not run: its intent could not be written "
                                           f"to the call log ({why}).")
         self.control.budget.spend("tool_calls")
-        running = RUNNING.set(self.control)  # an agent this tool runs spends this run's budget
-        try:
-            result = tool.execute(args, self.control)
-        finally:
-            RUNNING.reset(running)
+        result = tool.execute(args, self.control)
         status = "ok" if result.ok else "error"
         try:
             if self.log is not None:

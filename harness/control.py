@@ -1,10 +1,11 @@
 """Execution control, checked before each model request and each tool call: a cancel, the
 deadline, this agent's turns, then the run's `Budget` (requests, tool calls, input tokens).
-All but the turns belong to the whole run: a sub-agent spends from the same `Budget`."""
+All but the turns belong to the whole run: a sub-agent spends from the same `Budget`.
+A run started inside a tool joins its caller only when asked (``Agent.run(within=...)``),
+and then the tighter of its own limits and its caller's hold (`RunControl.within`)."""
 
 from __future__ import annotations
 
-import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,9 +13,6 @@ from typing import Any
 
 from .outcomes import RunOver
 
-# The run whose tool is running now: an Agent.run started inside a tool joins its budget.
-RUNNING: contextvars.ContextVar[RunControl | None] = contextvars.ContextVar("harness_running",
-                                                                            default=None)
 LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
           "input_tokens": "token_limit"}
 
@@ -28,6 +26,7 @@ class Budget:
     input_tokens: int | None = None
     used: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LIMITS, 0))
     exhausted: str | None = None  # once a limit has said no, it says no to every agent
+    parent: Budget | None = None  # a caller's budget (within=): spent from too
 
     def __post_init__(self) -> None:
         for name, limit in self.limits().items():
@@ -41,9 +40,13 @@ class Budget:
             self.exhausted = LIMITS[name]
         if self.exhausted:
             raise RunOver(self.exhausted)
+        if self.parent is not None:
+            self.parent.check(name, more)
 
     def spend(self, name: str, amount: int = 1) -> None:
         self.used[name] += amount
+        if self.parent is not None:
+            self.parent.spend(name, amount)
 
     def limits(self) -> dict[str, int | None]:
         return {name: getattr(self, name) for name in LIMITS}
@@ -69,7 +72,18 @@ class RunControl:
         return cls(max_turns, deadline, cancel, budget or Budget())
 
     def child(self, max_turns: int) -> RunControl:
+        """A sub-agent's: its own turns, the run's clock, cancel and budget."""
         return type(self)(max_turns, self.deadline, self.cancel, self.budget)
+
+    def within(self, caller: RunControl) -> RunControl:
+        """This control joined to ``caller``'s run: the earlier deadline, either cancel,
+        and this budget spending from the caller's too."""
+        deadlines = [d for d in (self.deadline, caller.deadline) if d is not None]
+        cancels = [c for c in (self.cancel, caller.cancel) if c is not None]
+        self.deadline = min(deadlines, default=None)
+        self.cancel = Either(*cancels) if len(cancels) == 2 else next(iter(cancels), None)
+        self.budget.parent = caller.budget
+        return self
 
     def stop_reason(self) -> str | None:
         """``"cancelled"`` or ``"time_limit"`` if the run must stop now, else ``None``."""
@@ -83,15 +97,17 @@ class RunControl:
         if reason := self.stop_reason():
             raise RunOver(reason)
 
-    def next_turn(self, estimate: int = 0) -> None:
-        """Before a model request (of about ``estimate`` input tokens): stop, or count it."""
+    def next_turn(self, estimate: int = 0, *, turn: bool = True) -> None:
+        """Before a model request (of about ``estimate`` input tokens): stop, or count it.
+        ``turn=False``: a request that is not this agent's turn (a summary) spends the
+        budget, not ``max_turns``."""
         self.check()
-        if self.turns >= self.max_turns:
+        if turn and self.turns >= self.max_turns:
             raise RunOver("turn_limit")
         self.budget.check("requests")
         if self.budget.input_tokens is not None:
             self.budget.check("input_tokens", estimate)
-        self.turns += 1
+        self.turns += turn
         self.budget.spend("requests")
 
     def before_call(self) -> None:
@@ -119,3 +135,14 @@ class RunControl:
 
     def text(self, convert: Callable[[Any], str], value: Any) -> str:  # a tool's result
         return convert(value)
+
+
+@dataclass(frozen=True)
+class Either:
+    """Two cancels as one: set when either is."""
+
+    first: Any
+    second: Any
+
+    def is_set(self) -> bool:
+        return self.first.is_set() or self.second.is_set()

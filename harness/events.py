@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
+EVENTS = {  # type: its fields (every event also has type, agent_id, depth); extensions add theirs
     "run_start": "task, tools, model, context_window, limits",
-    "model_request": "turn, n_messages, tool_choice; sent (what a mechanism sent instead "
-                     "of the transcript: its indices, new messages)",
+    "model_request": "turn, n_messages, tool_choice; purpose (\"summary\": not the agent's turn); "
+                     "sent (what a mechanism sent instead of the transcript)",
     "model_delta": "kind (text, reasoning, tool_call), text; index, name for a call "
                    "(streamed pieces: shown to observers, never stored)",
-    "model_reply": "message, usage, finish_reason, reasoning, refusal; purpose (\"summary\")",
+    "model_reply": "message, usage, finish_reason, reasoning, refusal; purpose",
     "model_partial": "text, reasoning, call (what arrived of a reply that was stopped)",
     "tool_call": "call_id, tool_name, arguments, runnable; writes (a tool that writes)",
     "approval_request": "tool_name, arguments",
@@ -31,12 +31,7 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth)
     "answer_refused": "reason, refusals",
     "subagent_start": "child_id, task",
     "subagent_end": "child_id, task, outcome, answer, usage, tool_calls, seconds, error",
-    "tool_choice_fallback": "requested, sent, reminder, reason",
     "hook_error": "hook, error",
-    "pre_compact": "before_tokens, asked (the model called compact)",
-    "compaction": "before_tokens, after_tokens, stubbed, summarised, window",
-    "mcp_server": "server, status (started, changed, listed, failed), tools, left_out, "
-                  "added, removed, error",
     "run_end": "outcome, final, error, usage, turns, seconds",
 }
 TRANSIENT = frozenset({"model_delta"})  # shown to observers as they happen, never stored
@@ -118,3 +113,11 @@ def notify(observers: Iterable[Any], event: Event) -> None:
         except BaseException as exc:  # sys.exit() in an observer is only reported too
             warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
                           f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+def so_far(deltas: list[dict]) -> dict[str, Any]:
+    """What had streamed of a stopped reply (its ``model_delta`` data): a ``model_partial``."""
+    text, reasoning, args = ("".join(d["text"] for d in deltas if d.get("kind") == kind)
+                             for kind in ("text", "reasoning", "tool_call"))
+    call = next((d.get("name") for d in reversed(deltas) if d.get("name")), None)
+    return {"text": text, "reasoning": reasoning, "call": call, "arguments": args}

@@ -1,9 +1,12 @@
 """Hooks and permissions: your code runs at fixed points of the loop, and can say no.
 
-A hook is ``fn(event)``, registered under an event's name (any of `events.EVENTS`, or an old
-name of `ALIASES`): ``hooks.on("tool_call", fn)``. Two may answer with a string: a
-``tool_call`` hook blocks the call (the model reads why), a ``stop`` hook refuses the answer.
-`Permissions`: ``tool name -> "allow" | "ask" | "deny"``, frozen when made, on the same path.
+A hook is ``fn(event)``, registered under the name of the event it receives (any of
+`events.EVENTS`) or under one of the names Claude Code uses, which are aliases of events
+(`ALIASES`; an extension adds its own) and fire exactly when their events do:
+``hooks.on("pre_tool_use", fn)`` is ``hooks.on("tool_call", fn)``. Two may answer with a
+string: a ``tool_call`` hook blocks the call (the model reads why; a call the harness
+refused already, ``event.runnable`` False, stays refused), a ``stop`` hook refuses the answer.
+`Permissions`: ``tool name (or prefix*) -> "allow" | "ask" | "deny"``, frozen when made.
 """
 
 from __future__ import annotations
@@ -13,20 +16,17 @@ from types import MappingProxyType
 from typing import Any
 
 from .events import EVENTS, Event
+from .extend import aliases, discover, harness_tools
 from .tools import Tool
 
-ALIASES: dict[str, tuple[str, str | None]] = {  # old name: (its event, fires only if)
-    "user_prompt_submit": ("run_start", None),  # once, before the first request
-    "pre_tool_use": ("tool_call", "runnable"),  # before each call that could run (may block)
-    "post_tool_use": ("tool_result", "ran"),    # after each call that really ran
-    "subagent_stop": ("subagent_end", None),    # when a delegated sub-agent finishes
-    "post_compact": ("compaction", None),       # after the context was compacted
+ALIASES = {  # Claude Code's hook names: the events they are
+    "user_prompt_submit": "run_start",  # once, before the first request
+    "pre_tool_use": "tool_call",  # before each call (may block it)
+    "post_tool_use": "tool_result",  # after each call, however it ended
+    "subagent_stop": "subagent_end",  # when a delegated sub-agent finishes
 }
-HOOKS = {**{name: (name, None) for name in EVENTS}, "tool_call": ("tool_call", "runnable"),
-         **ALIASES}  # name: (the event it receives, fires only if)
 HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
 ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
-HARNESS_TOOLS = frozenset({"todo_write", "delegate_task", "compact", "load_skill"})
 DECISIONS = ("allow", "ask", "deny")
 NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 
@@ -35,17 +35,14 @@ class Hooks:
     """Callbacks by event: ``hooks.on("tool_call", fn)``, or ``@hooks.on("stop")``."""
 
     def __init__(self) -> None:
-        self._callbacks: dict[str, list[tuple[str, str | None, Callable]]] = {}
+        self._callbacks: dict[str, list[tuple[str, Callable]]] = {}
 
     def on(self, name: str, fn: Callable[[Event], Any] | None = None) -> Any:
-        """Register ``fn(event)`` for the event (or old alias) ``name``; no ``fn``: a decorator."""
-        if name not in HOOKS:
-            raise ValueError(f"unknown hook {name!r}; use an event name ({', '.join(EVENTS)}) "
-                             f"or an alias ({', '.join(ALIASES)})")
+        """Register ``fn(event)`` for the event (or alias) ``name``; no ``fn``: a decorator."""
+        event = event_of(name)
         if fn is None:
             return lambda f: self.on(name, f)
-        event, only_if = HOOKS[name]
-        self._callbacks.setdefault(event, []).append((name, only_if, fn))
+        self._callbacks.setdefault(event, []).append((name, fn))
         return fn
 
     def answers(self, event_type: str) -> bool:
@@ -53,7 +50,7 @@ class Hooks:
         return event_type in ANSWERING and bool(self._callbacks.get(event_type))
 
     def listening(self, name: str) -> bool:
-        return bool(self._callbacks.get(HOOKS[name][0]))
+        return bool(self._callbacks.get(event_of(name)))
 
     def fire(self, event: Event) -> tuple[str | None, Sequence[tuple[str, str]]]:
         """Run the callbacks of ``event``'s type in order: (the answer, ``(hook, error)`` each).
@@ -62,9 +59,7 @@ class Hooks:
         if not callbacks:  # most events: no hook listens to them
             return NOTHING
         errors = []
-        for name, only_if, fn in callbacks:
-            if only_if and not event.data[only_if]:
-                continue
+        for name, fn in callbacks:
             try:
                 answer = fn(event)
             except KeyboardInterrupt:
@@ -81,15 +76,31 @@ class Hooks:
         return None, errors
 
 
+def event_of(name: str) -> str:
+    """The event a hook named ``name`` receives (an event's own name, or an alias's)."""
+    if name not in EVENTS and name not in ALIASES:  # an extension's, maybe: find it
+        discover(until=lambda: name in EVENTS or name in aliases())
+    known = {**ALIASES, **aliases()}
+    if name in EVENTS or name in known:
+        return known.get(name, name)
+    raise ValueError(f"unknown hook {name!r}; use an event name ({', '.join(EVENTS)}) "
+                     f"or an alias ({', '.join(known)})")
+
+
 class Permissions:
-    """Allow, ask or deny, per tool name (else ``default``). ``"ask"`` calls ``approve(tool_name,
-    arguments) -> bool``; with no approver it denies, so an unattended run never hangs."""
+    """Allow, ask or deny, per tool name (else ``default``); a rule ending in ``*`` covers
+    every name it starts (``"mcp__shop__*"``), and the longest rule that matches wins.
+    ``"ask"`` calls ``approve(tool_name, arguments) -> bool``; with no approver it denies,
+    so an unattended run never hangs. A denied tool is not offered to the model."""
 
     def __init__(self, rules: Mapping[str, str], *, default: str = "deny",
                  approve: Callable[[str, dict], bool] | None = None) -> None:
         for name, decision in {**rules, "(default)": default}.items():
             if decision not in DECISIONS:
                 raise ValueError(f"permission for {name!r} is {decision!r}; use one of {DECISIONS}")
+            if "*" in name.rstrip("*") or name.endswith("**"):
+                raise ValueError(f"permission rule {name!r}: a '*' may only end a rule "
+                                 "('mcp__shop__*' covers every tool of the server shop)")
         for name, value in (("rules", MappingProxyType(dict(rules))), ("default", default),
                             ("approve", approve)):
             object.__setattr__(self, name, value)  # the only time: see __setattr__
@@ -102,13 +113,23 @@ class Permissions:
         return f"Permissions({dict(self.rules)!r}, default={self.default!r})"
 
     def decide(self, tool: Tool | str) -> str:
-        """``"allow"``, ``"ask"`` or ``"deny"``. A harness tool (by `HARNESS_TOOLS` name, or
-        the `Tool` the harness made) is allowed unless named; yours by that name is not."""
+        """``"allow"``, ``"ask"`` or ``"deny"``: the rule for the name, the longest prefix
+        rule, else a harness tool (by name, or the `Tool` the harness made) is allowed and
+        any other gets the default. A tool of yours under a harness tool's name is not."""
         name = tool if isinstance(tool, str) else tool.name
         if name in self.rules:
             return self.rules[name]
-        ours = name in HARNESS_TOOLS if isinstance(tool, str) else tool.harness_tool
+        prefixes = [rule for rule in self.rules if rule.endswith("*")
+                    and name.startswith(rule[:-1])]
+        if prefixes:
+            return self.rules[max(prefixes, key=len)]
+        ours = name in harness_tools() if isinstance(tool, str) else tool.harness_tool
         return "allow" if ours else self.default
+
+    def offered(self, tool: Tool) -> bool:
+        """Is ``tool`` offered to the model? Not when it is denied: its schema would cost
+        tokens in every request, for a call that can only be refused."""
+        return self.decide(tool) != "deny"
 
     def check(self, tool: Tool | str, arguments: dict, decision: str | None = None) -> str | None:
         """``None`` if the call may run, else the reason the model reads."""

@@ -22,7 +22,8 @@ from typing import Any
 
 from .calls import CallPath
 from .control import RunControl
-from .events import TRANSIENT, Event, notify
+from .door import Door
+from .events import TRANSIENT, Event, notify, so_far
 from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
@@ -33,16 +34,27 @@ class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
     def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
-                 call_log: Any = None, **options: Any) -> None:  # plan_first, plan
-        self.agent, self.control, self.depth, self.agent_id = agent, control, depth, agent.agent_id
-        self.messages, self.events, self.streamed = [], [], []
+                 call_log: Any = None, plan_first: bool = False, plan: list | None = None) -> None:
+        self.agent = agent
+        self.control = control
+        self.depth = depth
+        self.agent_id = agent.agent_id
+        self.messages: list[dict] = []
+        self.events: list[Event] = []
+        self.streamed: list[dict] = []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.mechanisms = agent.mechanisms(self, depth=depth, **options)  # fresh for this run
+        self.door = Door(self, {"plan_first": plan_first, "plan": plan or []})
+        self.mechanisms = []  # fresh for this run, from the agent's stack (stack.py)
+        for layer in agent.stack:
+            if (mechanism := layer.make(self.door)) is not None:
+                mechanism.door = self.door
+                self.mechanisms.append(mechanism)
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
-        self.schemas = [t.schema() for t in tools.values()]  # fixed when the run starts
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
+        offered = agent.permissions.offered if agent.permissions else lambda tool: True
+        self.schemas = [t.schema() for t in tools.values() if offered(t)]  # fixed from now
 
     def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
         """Run to an outcome; return everything the run produced, however it ended."""
@@ -50,8 +62,7 @@ class Run:
         try:
             prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
             self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
-                              *(m for m in history if m.get("role") != "system"),
-                              {"role": "user", "content": task}]
+                              *history, {"role": "user", "content": task}]
             self.emit("run_start", task=task, tools=list(self.calls.tools),
                       model=getattr(model, "model", None), limits=self.control.budget.limits(),
                       context_window=getattr(model, "context_window", None))
@@ -80,37 +91,46 @@ class Run:
                 self.answer(reply)
 
     def ask(self) -> ModelReply:
-        """One model request: check the budget, pick the tool_choice, record the reply."""
-        sent, choice, shaped = self.messages, "auto" if self.schemas else None, {}
+        """The agent's turn: what is sent, the tool_choice, then the request."""
+        sent, choice = self.messages, "auto" if self.schemas else None
         for mechanism in self.mechanisms:  # what is sent: the transcript itself stays whole
             sent = mechanism.before_request(sent)
         for mechanism in self.mechanisms:  # asked once every mechanism has shaped the request
             choice = mechanism.tool_choice() or choice  # forced todo_write (lesson 05)
+        return self.request(sent, self.schemas, choice)
+
+    def request(self, sent: list[dict], tools: list[dict], choice: Any, *,
+                purpose: str | None = None, model: Any = None) -> ModelReply:
+        """One model request, the agent's turn or (``purpose``) a mechanism's: the budget,
+        the clock and cancel, the events; the agent's reply joins the transcript."""
         estimate = 0 if self.control.budget.input_tokens is None else estimate_tokens(
-            sum(map(message_chars, sent)) + len(json.dumps(self.schemas)))  # for the budget
-        self.control.next_turn(estimate)  # cancel, time, budget: stop here
-        if sent is not self.messages:  # a mechanism shaped the request: say how (lesson 13)
-            from .context.sent import sent_as
-            shaped = sent_as(sent, self)
+            sum(map(message_chars, sent)) + len(json.dumps(tools)))  # for the budget
+        self.control.next_turn(estimate, turn=purpose is None)  # cancel, time, budget: stop
+        tag = {"purpose": purpose} if purpose else {}
+        shaped = {"sent": list(sent)} if sent is not self.messages and not purpose else {}
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice, **shaped)
-        report, self.streamed = partial(self.control.relay, self.emit), []
+                  tool_choice=choice, **tag, **shaped)  # shaped: by a mechanism (lesson 13)
+        report = partial(self.control.relay, self.emit)
+        self.streamed = []
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
-            reply = self.control.wait(lambda: ask(self.agent.model, sent, self.schemas,
-                                                  choice, report))
+            reply = self.control.wait(lambda: ask(model or self.agent.model, sent, tools,
+                                                  choice, report, purpose))
         except ModelError as exc:  # a failed request, a model object that raised or exited
+            if purpose:
+                raise
             raise RunOver("model_error", error=str(exc)) from None
         except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
             if self.streamed:
-                from .live.partial import so_far
                 self.emit("model_partial", **so_far(self.streamed))
             raise
         self.control.budget.spend("input_tokens",  # a count below the estimate is not believed
                                   max(reply.usage.get("prompt_tokens", 0), estimate))
-        self.messages.append(self.calls.unique_ids(reply).message())
-        self.emit("model_reply", message=copy_message(self.messages[-1]), usage=reply.usage,
+        message = reply.message() if purpose else self.calls.unique_ids(reply).message()
+        if not purpose:
+            self.messages.append(message)
+        self.emit("model_reply", message=copy_message(message), usage=reply.usage,
                   finish_reason=reply.finish_reason, reasoning=reply.reasoning,
-                  refusal=reply.refusal)
+                  refusal=reply.refusal, **tag)
         return reply
 
     def run_tools(self, calls: list[dict]) -> None:

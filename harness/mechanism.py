@@ -1,6 +1,7 @@
 """Mechanisms: how a lesson's piece joins the loop without growing a branch in it.
 
-A mechanism is made fresh for each run; at each fixed point the loop asks every one, in order:
+A mechanism is made fresh for each run from a layer of ``agent.stack`` (stack.py); at each
+fixed point the loop asks every one, in the stack's order:
 
     the run starts        prompt(), tools()        planning: its paragraph, todo_write
     before each request   before_request(msgs)     compaction: what is sent (a new list;
@@ -10,19 +11,25 @@ A mechanism is made fresh for each run; at each fixed point the loop asks every 
     after each round      after_round(calls)       planning: the stale-plan reminder
     on an answer          on_answer(answer)        the stop gate; a refused answer (11)
     for the record        facts(), results()       the stop event's data; the RunResult's
+    for every request     pinned()                 the plan: text compaction never drops
 
-It answers with `Note`s, or raises `RunOver` (outcomes.py) to end the run. Pass your own:
-``Agent(..., mechanisms=[MyMechanism])`` (or any function of no arguments that makes one).
+It answers with `Note`s, or raises `RunOver` (outcomes.py) to end the run. It acts on the
+world only through ``self.door`` (door.py): a model request, a file, a clock, an event.
+Add your own: ``Agent(..., mechanisms=[MyMechanism])`` (a class, or any function of no
+arguments that makes one), or insert a `stack.Layer` into ``agent.stack`` where it belongs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .calls import Call
 from .tools import Tool
+
+if TYPE_CHECKING:
+    from .door import Door
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,7 @@ class Answer:
 
     text: str
     last_turn: bool = False  # no request is left to answer a push back with
-    refusal: str | None = None  # a stop hook's reason to refuse it (durable/verify.py)
+    refusal: str | None = None  # a stop hook's reason to refuse it (verify.py)
 
 
 @dataclass
@@ -45,6 +52,8 @@ class Note:
 
 class Mechanism:
     """One lesson's piece of the loop: override only the fixed points you need."""
+
+    door: Door  # the run's services, set by the run before any fixed point
 
     def prompt(self) -> str:
         return ""
@@ -72,3 +81,6 @@ class Mechanism:
 
     def results(self) -> dict[str, Any]:
         return {}
+
+    def pinned(self) -> str | None:
+        return None

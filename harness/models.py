@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -15,10 +16,10 @@ from .outcomes import ModelError, RunOver
 
 Message = dict[str, Any]
 Report = Callable[..., None]
-DETAILS = ("cached_tokens", "reasoning_tokens")  # usage counted by some providers only
-# Message fields a provider needs back on its own assistant turns, kept as received.
-ECHOED = ("reasoning_content", "reasoning", "reasoning_details", "extra_content", "refusal")
-REASONING = frozenset(ECHOED[:3])
+TOTALS = ("prompt_tokens", "completion_tokens", "total_tokens")
+# A reply's own fields; any other (a provider's reasoning, say) stays on the message as received.
+PARSED = frozenset({"role", "content", "tool_calls", "usage", "finish_reason"})
+WIRE = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})  # counted apart
 
 
 @dataclass
@@ -54,34 +55,40 @@ class ChatModel(Protocol):
 
 
 def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
-        report: Report) -> ModelReply:
-    """``model.complete(...)``; whatever it raises becomes a `ModelError`, but a stop
-    (`RunOver`, KeyboardInterrupt) passes through."""
+        report: Report, purpose: str | None = None) -> ModelReply:
+    """``model.complete(...)``, with ``report`` and ``purpose`` if it takes them; whatever it
+    raises becomes a `ModelError`, but a stop (`RunOver`, KeyboardInterrupt) passes through."""
+    extra = {"report": report} if takes(model.complete, "report") else {}
+    if purpose and takes(model.complete, "purpose"):
+        extra["purpose"] = purpose
     try:
-        if takes(model.complete, "report"):
-            return model.complete(messages, tools, tool_choice, report=report)
-        return model.complete(messages, tools, tool_choice)
+        return model.complete(messages, tools, tool_choice, **extra)
     except (ModelError, RunOver, KeyboardInterrupt):
         raise
     except BaseException as exc:
         raise ModelError(f"{type(exc).__name__}: {exc}") from exc
 
 
-_TAKES: dict[tuple[Any, str], bool] = {}
+_TAKES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn: {what: bool}
 
 
 def takes(fn: Callable[..., Any], what: str) -> bool:
-    """Does ``fn`` take a keyword ``what``, or (``what="2 args"``) two positional ones?"""
-    key = (getattr(fn, "__func__", fn), what)  # a method's function: its object may not hash
-    if key not in _TAKES:
+    """Does ``fn`` take a keyword ``what``, or (``what="2 args"``) two positional ones?
+    Remembered for as long as the function lives (a method's: its function's)."""
+    key = getattr(fn, "__func__", fn)
+    try:
+        known = _TAKES.setdefault(key, {})
+    except TypeError:  # cannot be weakly referenced (a builtin): work it out each time
+        known = {}
+    if what not in known:
         try:
             signature = inspect.signature(fn)
             if what == "2 args":
                 signature.bind_partial(None, None)  # a TypeError if it cannot take two
-            _TAKES[key] = what == "2 args" or what in signature.parameters
+            known[what] = what == "2 args" or what in signature.parameters
         except (TypeError, ValueError):  # it cannot, or it has no signature (a builtin)
-            _TAKES[key] = False
-    return _TAKES[key]
+            known[what] = False
+    return known[what]
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
@@ -103,19 +110,17 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                          "{'name', 'arguments'}} (tool_call(name, ...) writes one)")
     calls = [{**call, "id": call.get("id") or f"{id_prefix}_{i}", "type": "function",
               "function": _function(call)} for i, call in enumerate(raw)]
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    reasoning = reasoning if isinstance(reasoning, str) else None
+    extra = {k: v for k, v in message.items() if k not in PARSED and v is not None}
     if usage:
         usage = read_usage(usage)
-    else:
+    else:  # the answer, the calls, and what else the model wrote (its reasoning)
         written = sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) + 40
-                      for c in calls)
-        completion = estimate_tokens(len(content or "") + len(reasoning or "") + written)
+                      for c in calls) + sum(len(str(v)) for k, v in extra.items() if k != "refusal")
+        completion = estimate_tokens(len(content or "") + written)
         usage = {"prompt_tokens": estimate, "completion_tokens": completion,
                  "total_tokens": estimate + completion, "estimated": True}
     made = tuple(i for i, call in enumerate(raw) if not call.get("id"))
-    extra = {k: message[k] for k in ECHOED if message.get(k) is not None}
-    return ModelReply(content, calls, usage, finish_reason, refusal, reasoning, extra, made)
+    return ModelReply(content, calls, usage, finish_reason, refusal, None, extra, made)
 
 
 def _function(call: dict) -> dict:
@@ -127,11 +132,12 @@ def _function(call: dict) -> dict:
 
 
 def read_usage(usage: dict) -> dict:
-    """Usage as the three totals (a provider's own total kept), ``estimated: False`` and
-    the `DETAILS` given; a count that is not a number counts as 0."""
-    count = {k: _count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens")}
+    """Usage as the three totals (a provider's own total kept), ``estimated: False`` and any
+    other count given (``cached_tokens``...); a count that is not a number counts as 0."""
+    count = {k: _count(usage.get(k)) for k in TOTALS[:2]}
     total = _count(usage.get("total_tokens")) or count["prompt_tokens"] + count["completion_tokens"]
-    details = {k: _count(usage[k]) for k in DETAILS if k in usage}
+    details = {k: v for k, v in usage.items() if k.endswith("_tokens") and k not in TOTALS
+               and type(v) is int}
     return {**count, "total_tokens": total, "estimated": False, **details}
 
 
@@ -152,8 +158,9 @@ def message_chars(message: Message) -> int:
     chars = len(str(message.get("content") or "")) + 12
     for call in message.get("tool_calls") or ():
         chars += len(call["function"]["arguments"]) + 40
-    for key in message.keys() & REASONING:  # in any order: a sum
-        chars += len(str(message[key] or ""))
+    for key, value in message.items():  # a provider's own fields (its reasoning) go back
+        if key not in WIRE and value is not None:
+            chars += len(str(value))
     return chars
 
 

@@ -12,7 +12,7 @@ from .calls import Call
 from .mechanism import Answer, Mechanism, Note
 from .outcomes import RunOver
 from .reminder import Reminder, asks_for_steps, forced, stop_gate_text
-from .todo import PLANNING_PROMPT, TodoList, diff
+from .todo import PLANNING_PROMPT, UPDATED, TodoItem, TodoList, TodoWriteArgs, diff
 from .tools import Tool
 
 
@@ -82,3 +82,24 @@ class Planning(Mechanism):
 
     def results(self) -> dict[str, Any]:
         return {"plan": self.plan.snapshot()}
+
+    def pinned(self) -> str | None:
+        """The plan is state outside the messages: compaction sends it with every request."""
+        if not len(self.plan):
+            return None
+        return f"<plan>Your current plan (todo_write):\n{self.plan.render()}</plan>"
+
+
+def plan_in(messages: list[dict]) -> list[TodoItem]:
+    """The plan a conversation holds: the items of its last accepted `todo_write`."""
+    plan: list[TodoItem] = []
+    asked: dict[str, str] = {}  # the todo_write calls of the last assistant message
+    for message in messages:
+        if message["role"] == "assistant":
+            asked = {call["id"]: call["function"]["arguments"]
+                     for call in message.get("tool_calls") or ()
+                     if call["function"]["name"] == "todo_write"}
+        elif message["role"] == "tool" and message["tool_call_id"] in asked:
+            if str(message.get("content")).startswith(UPDATED):  # accepted, not refused
+                plan = TodoWriteArgs.model_validate_json(asked[message["tool_call_id"]]).todos
+    return plan

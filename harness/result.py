@@ -1,5 +1,6 @@
 """`RunResult`: everything one run produced, for every way it can end (outcomes.py): every
-message sent and received, every event. Saving and loading it: harness/context/saved.py."""
+message sent and received, every event. Saving and loading it is lent by an extension
+(harness/context/saved.py, the ``runs`` service: extend.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import Event
-from .models import DETAILS
+from .extend import service
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,15 +19,15 @@ if TYPE_CHECKING:
 
 
 def usage_of(events: list[Event]) -> dict:
-    """The usage of the model replies among ``events``, a sub-agent's too; a detail (`DETAILS`)
-    appears once a reply has counted it."""
+    """The usage of the model replies among ``events``, a sub-agent's too; a detail
+    (``cached_tokens``...) appears once a reply has counted it."""
     total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "estimated": False}
     for event in events:
         if event.type == "model_reply":
             usage = event.data["usage"]
-            for key in ("prompt_tokens", "completion_tokens", "total_tokens", *DETAILS):
-                if key in usage:
-                    total[key] = total.get(key, 0) + usage[key]
+            for key, count in usage.items():
+                if key.endswith("_tokens") and type(count) is int:
+                    total[key] = total.get(key, 0) + count
             total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
     return total
 
@@ -55,10 +56,15 @@ class RunResult:
         return sum(event.type == "model_request" for event in self.events)
 
     def sent(self, n: int) -> list[dict]:
-        """What this run's request ``n`` (from 1; a sub-agent's are not counted) sent, rebuilt
-        from its ``model_request`` event (harness/context/sent.py)."""
-        from .context.sent import sent
-        return sent(self, n)
+        """What this run's request ``n`` (from 1; a sub-agent's and a summary's are not
+        counted) sent: the transcript as it was then, or what a mechanism sent instead
+        (its ``model_request`` event's ``sent``: messages, or indices into the transcript)."""
+        asked = [e for e in self.events if e.type == "model_request" and e.depth == 0
+                 and not e.get("purpose")]
+        if not 1 <= n <= len(asked):
+            raise IndexError(f"request {n}: this run sent requests 1 to {len(asked)}")
+        sent = asked[n - 1].get("sent", range(asked[n - 1].n_messages))
+        return [dict(self.messages[m] if isinstance(m, int) else m) for m in sent]
 
     def __repr__(self) -> str:
         final = self.final
@@ -73,21 +79,12 @@ class RunResult:
         return render(self.plan)
 
     def to_dict(self) -> dict[str, Any]:
-        from .context.saved import to_dict
-        return to_dict(self)
+        return service("runs").to_dict(self)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the whole run as UTF-8 JSON; replay it with ``ScriptedModel.from_run``."""
-        from .context.saved import save
-        return save(self, path)
+        return service("runs").save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> RunResult:
-        from .context.saved import load
-        return load(cls, path)
-
-
-def replies_of(run: Any) -> list[dict]:
-    """A run's model replies (a `RunResult`, a saved one's path, a `CallLog`), as steps."""
-    from .context.saved import replies_of
-    return replies_of(run)
+        return service("runs").load(cls, path)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .extend import service
 from .models import (Message, ModelError, ModelReply, Report, copy_message, estimate_tokens,
                      message_chars, parse_reply, takes)
 
@@ -59,21 +60,39 @@ class ScriptExhausted(ModelError):
     """The scripted model was asked for more replies than its script holds."""
 
 
+class ScriptMismatch(ModelError):
+    """A scripted reply does what no real model would do with the request (strict mode)."""
+
+
 class ScriptedModel:
     """Plays back a script of replies, keeping every request in ``.requests``. A step may
-    carry ``"usage"`` (else it is estimated) and ``"finish_reason"``. ``stream=True``
-    streams replies as a live model does; ``parse=harness.live.parse_reply`` reads them so."""
+    carry ``"usage"`` (else it is estimated) and ``"finish_reason"``.
+
+    ``strict`` (on by default): a step that does not honour a forced ``tool_choice`` ends
+    the run (``model_error``, saying which step); ``strict=False`` plays it anyway, to show
+    what a model that ignores the forcing does. ``summaries``: replies for the requests a
+    mechanism makes to summarise (``purpose="summary"``), apart from the steps (None: they
+    take the next step). ``stream=True`` streams replies as a live model does;
+    ``parse=harness.live.parse_reply`` reads them so. `assert_complete()` after a run
+    fails if steps were left over."""
 
     model: str = "scripted"
     context_window: int | None = None
     partial: ModelReply | None = None  # with stream=True: what arrived of a stopped reply
 
-    def __init__(self, steps: Sequence[Step], *, stream: bool = False, delay: float = 0.0,
-                 words: int = 1, parse: Callable[..., ModelReply] = parse_reply) -> None:
+    def __init__(self, steps: Sequence[Step], *, strict: bool = True, stream: bool = False,
+                 delay: float = 0.0, words: int = 1, parse: Callable[..., ModelReply] = parse_reply,
+                 summaries: Sequence[Step] | None = None) -> None:
         if delay < 0 or words < 1:
             raise ValueError("delay must be >= 0 seconds and words >= 1")
-        self.steps, self.stream, self.delay, self.words = list(steps), stream, delay, words
+        self.steps = list(steps)
+        self.strict = strict
+        self.stream = stream
+        self.delay = delay
+        self.words = words
         self.parse = parse
+        self.summaries = None if summaries is None else list(summaries)
+        self.summarised = 0  # summaries given
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
         self._sent: tuple[list[Message], list[Message], int] = ([], [], 0)  # list, copies, chars
         self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
@@ -82,10 +101,14 @@ class ScriptedModel:
     @classmethod
     def from_run(cls, run: Any, **settings: Any) -> ScriptedModel:
         """Replay a recorded run's model replies, in request order, sub-agents included:
-        ``run`` is a `RunResult`, the path of a saved one, or a ``harness.durable.CallLog``."""
-        from .result import replies_of  # the result module reads saved runs and logs
-
-        return cls(replies_of(run), **settings)
+        ``run`` is a `RunResult`, the path of a saved one, or a ``harness.durable.CallLog``.
+        Its summaries answer the replay's summary requests, never the agent's. Not strict
+        (``strict=True`` to make it so): a live model may have ignored a forcing."""
+        steps = service("runs").replies_of(run)
+        summaries = [s for s in steps if s.get("purpose") == "summary"]
+        answers = [s for s in steps if s.get("purpose") != "summary"]
+        strip = [{k: v for k, v in s.items() if k != "purpose"} for s in summaries]
+        return cls(answers, **{"summaries": strip, "strict": False, **settings})
 
     @property
     def requests(self) -> list[dict]:
@@ -100,9 +123,21 @@ class ScriptedModel:
         """How many scripted replies are left (never below 0)."""
         return max(0, len(self.steps) - len(self._log))
 
+    def assert_complete(self) -> None:
+        """`AssertionError` if some steps were never asked for, saying how many and which."""
+        used = len(self._log)
+        left = [f"#{used + i + 1} {_shown(step)}" for i, step in enumerate(self.steps[used:])]
+        if left:
+            raise AssertionError(f"ScriptedModel: {len(left)} of {len(self.steps)} steps were "
+                                 f"not used: {'; '.join(left[:5])}" + ("; ..." if len(left) > 5
+                                                                       else ""))
+
     def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
-                 *, report: Report | None = None) -> ModelReply:
-        n, chars = len(self._log), self._record(messages, tools, tool_choice)
+                 *, report: Report | None = None, purpose: str | None = None) -> ModelReply:
+        if purpose == "summary" and self.summaries is not None:
+            return self._summary(messages)
+        n = len(self._log)
+        chars = self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
             total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
             raise ScriptExhausted(f"ScriptedModel has no step left for request #{n + 1} (the "
@@ -117,11 +152,23 @@ class ScriptedModel:
         reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
                            id_prefix=f"call_{n + 1}")  # unique ids across the run
         reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
+        if self.strict and (wrong := unforced(tool_choice, reply)):
+            raise ScriptMismatch(f"ScriptedModel step #{n + 1} {wrong}; script the call it "
+                                 "forces, or make the model with strict=False to show a model "
+                                 "that ignores the forcing")
         if self.stream and report is not None:  # streaming is harness.live's (lesson 12)
-            from .live.streaming import play
-
-            play(self, step, report)
+            service("streaming")(self, step, report)
         return reply
+
+    def _summary(self, messages: list[Message]) -> ModelReply:
+        if self.summarised >= len(self.summaries):
+            raise ScriptExhausted(f"ScriptedModel has no summary left (it has "
+                                  f"{len(self.summaries)})")
+        self.summarised += 1
+        step = self.summaries[self.summarised - 1]
+        chars = sum(map(message_chars, messages))
+        return self.parse(step, step.get("usage"), estimate=estimate_tokens(chars),
+                          finish_reason=step.get("finish_reason") or "stop")
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
         """Keep a copy of this request; return its size in characters. A run appends to its
@@ -139,3 +186,29 @@ class ScriptedModel:
         if self._tools[0] is not tools:
             self._tools = (tools, len(json.dumps(tools)) if tools else 0)
         return chars + self._tools[1]
+
+
+def unforced(tool_choice: Any, reply: ModelReply) -> str | None:
+    """What ``reply`` does that ``tool_choice`` forbids, or None if it honours it."""
+    names = [call["function"]["name"] for call in reply.tool_calls]
+    if isinstance(tool_choice, dict):
+        wanted = (tool_choice.get("function") or {}).get("name")
+        if not names or set(names) != {wanted}:
+            return (f"answers tool_choice forcing {wanted!r} with "
+                    + (f"a call to {names}" if names else "no tool call"))
+    elif tool_choice == "required" and not names:
+        return 'answers tool_choice "required" without a tool call'
+    elif tool_choice == "none" and names:
+        return f'calls {names} though tool_choice is "none"'
+    return None
+
+
+def _shown(step: Step) -> str:
+    """A step in a few words, for `ScriptedModel.assert_complete`."""
+    if callable(step):
+        return f"a function ({getattr(step, '__name__', 'step')})"
+    calls = [c.get("function", {}).get("name") for c in step.get("tool_calls") or ()]
+    if calls:
+        return f"calls {', '.join(map(str, calls))}"
+    text = str(step.get("content") or "")
+    return f"says {text[:40] + '…' if len(text) > 40 else text!r}"

@@ -1,5 +1,6 @@
-"""`Settings`: every rule of the loop an `Agent` takes, each documented, checked when the
-agent is made: ``Agent(model, tools, max_turns=20)`` or ``settings=Settings(max_turns=20)``."""
+"""`Settings`: every rule of the core's loop an `Agent` takes, each documented, checked when
+the agent is made: ``Agent(model, tools, max_turns=20)`` or ``settings=Settings(max_turns=20)``.
+An extension's settings are its own (extend.py): ``Agent(model, context_window=8000)``."""
 
 from __future__ import annotations
 
@@ -41,16 +42,6 @@ class Settings:
     """Calls one reply may make; the rest are answered "not run" (``too_many_calls``)."""
     max_input_tokens: int | None = None
     """Input tokens of the whole run (estimated before each request): then ``token_limit``."""
-    context_window: int | None = None
-    """The window in tokens (None: the model's); requests are compacted to fit (lesson 13)."""
-    compact_at: float = 0.8
-    """The share of the window above which a request is compacted."""
-    summary_model: Any = None
-    """The model that summarises the oldest part of a long run (None: the agent's own)."""
-    keep_rounds: int = 2
-    """The last tool rounds a compaction always sends whole."""
-    offload_dir: str | None = None
-    """A workspace folder for compacted tool results, to read back (None: not kept)."""
     max_refusals: int = 2
     """Answers a ``stop`` hook may refuse before the run ends ``unverified`` (lesson 11)."""
     agent_id: str = "main"
@@ -69,15 +60,11 @@ class Settings:
         if self.reminder_counting not in ("success", "name"):
             raise ValueError("reminder_counting must be 'success' (rounds without a successful "
                              "plan update) or 'name' (rounds without a todo_write call)")
+        if self.max_refusals < 0:
+            raise ValueError("max_refusals must be 0 or more")
         if self.plan_from_words and not self.planning:
             raise ValueError("plan_from_words forces a todo_write call, and todo_write exists "
                              "only with planning=True")
-        if not 0 < self.compact_at < 1 or self.keep_rounds < 1:
-            raise ValueError("compact_at must be between 0 and 1, keep_rounds at least 1")
-        if self.context_window is not None and self.context_window < 200:
-            raise ValueError("context_window must be at least 200 tokens, or None")
-        if self.max_refusals < 0:
-            raise ValueError("max_refusals must be 0 or more")
 
 
 NAMES = tuple(f.name for f in fields(Settings))

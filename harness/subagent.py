@@ -13,7 +13,7 @@ A long side quest costs the parent one tool message (its tokens still count, per
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +86,15 @@ class Child:
 
 
 class Subagents(Mechanism):
-    """The `delegate_task` tool of one run, its children, and their records."""
+    """The `delegate_task` tool of one run, its children, and their records. ``tools``:
+    the names of the run's tools a sub-agent may use."""
 
-    def __init__(self, tools: list[Tool], max_turns: int,
-                 run_child: Callable[[Child], Delegation], parent_id: str = "main", *,
+    def __init__(self, tools: Iterable[str], max_turns: int, parent_id: str = "main", *,
                  system: str | None = None) -> None:
-        self.child_tools, self.max_turns, self.system = tools, max_turns, system or SUBAGENT_SYSTEM
-        self.run_child, self.parent_id = run_child, parent_id
+        self.child_tools = tuple(tools)
+        self.max_turns = max_turns
+        self.system = system or SUBAGENT_SYSTEM
+        self.parent_id = parent_id
         self.delegations: list[Delegation] = []
         self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
                          harness_tool=True, replan=True)
@@ -105,9 +107,11 @@ class Subagents(Mechanism):
 
     def delegate(self, task: str) -> ToolResult:
         """Run one sub-agent to its end; its answer is the tool's result."""
-        child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task,
-                      list(self.child_tools), self.max_turns, self.system)
-        done = self.run_child(child)
+        known = self.door.tools()
+        tools = [known[name] for name in self.child_tools if name in known]
+        child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task, tools,
+                      self.max_turns, self.system)
+        done = self.door.run_child(child)
         self.delegations.append(done)
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
             raise KeyboardInterrupt

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from .tool_text import describe
 from .tools import Tool, ToolArgumentError, ToolResult
 
+UPDATED = "Plan updated"  # how an accepted update's result starts (planning.plan_in reads it)
 MAX_ITEMS = 20
 MAX_CONTENT = 500  # characters: a step of a plan, not a document (the stop gate quotes it)
 # A newline would draw a fake "[x] ..." line under the item; a bidi control reorders it.
@@ -128,7 +129,7 @@ class TodoList:
             plan = self.update(todos)
         except PlanError as exc:
             return ToolResult(False, f"Error: {exc}. The plan was not changed.")
-        return ToolResult(True, f"Plan updated ({progress(self._items)}):\n{plan}")
+        return ToolResult(True, f"{UPDATED} ({progress(self._items)}):\n{plan}")
 
 
 class _TodoWrite(Tool):

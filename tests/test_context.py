@@ -3,6 +3,8 @@ the plan verbatim; the transcript keeps everything; a resumed run keeps its plan
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness import Agent, Hooks, RunResult, ScriptedModel, say, tool, tool_call
@@ -66,7 +68,7 @@ def test_the_first_request_after_each_compaction_has_the_task_and_the_plan_verba
     compactions = [e for e in result.events if e.type == "compaction"]
     assert compactions, "the run never compacted: the test proves nothing"
     requests = [e for e in result.events if e.type in ("compaction", "model_request")
-                and e.depth == 0]
+                and e.depth == 0 and not e.get("purpose")]  # the agent's, not a summary's
     firsts = [i for i, e in enumerate(requests) if e.type == "compaction"]
     for index in firsts:
         turn = sum(e.type == "model_request" for e in requests[:index])
@@ -172,17 +174,16 @@ def test_plan_render_is_what_is_sent_again():
     assert todo.render() == "[>] Read the six pages"
 
 
-def test_a_conversation_carries_the_plan_over_only_if_asked():
+def test_a_conversation_carries_the_plan_its_transcript_holds_and_plan_overrides_it():
     first = Agent(ScriptedModel([plan("completed", "in_progress"), say("Half done."),
                                  say("Half done.")]), planning=True).run("Start.")
     assert first.outcome == "open_items"
     model = ScriptedModel([say("Still one to go."), say("Still one to go.")])
-    carried = Agent(model, planning=True).run("Go on.", messages=first.messages,
-                                              plan=first.plan)
+    carried = Agent(model, planning=True).run("Go on.", messages=first.messages)
     assert [i.status for i in carried.plan] == ["completed", "in_progress"]
     assert carried.outcome == "open_items"  # the stop gate sees the carried plan
-    fresh = Agent(ScriptedModel([say("ok")]), planning=True).run("Go on.",
-                                                                 messages=first.messages)
+    fresh = Agent(ScriptedModel([say("ok")]), planning=True).run(
+        "Go on.", messages=first.messages, plan=[])
     assert (fresh.plan, fresh.outcome) == ([], "completed")
     sent = model.requests[0]["messages"]
     assert sum(m["role"] == "system" for m in sent) == 1 and sent[-1]["content"] == "Go on."
@@ -280,9 +281,13 @@ def test_an_unshaped_request_records_no_copy_of_the_transcript():
     assert asked.get("sent") is None and result.sent(1) == model.requests[0]["messages"]
 
 
-def test_a_shaped_request_records_only_what_is_new_since_the_last_one():
+def test_a_shaped_request_records_the_transcripts_messages_themselves_not_copies(tmp_path):
     result = run()[0]
     shaped = [e.sent for e in result.events if e.type == "model_request" and e.get("sent")]
-    deltas = [s for s in shaped if hasattr(s, "get")]
-    assert deltas, "every shaped request was recorded whole"
-    assert all(len(d["then"]) <= 3 for d in deltas)  # one round's new messages, not a copy
+    assert shaped, "no request was shaped: the test proves nothing"
+    kept = {id(m) for m in result.messages}
+    assert all(id(m) in kept for sent in shaped for m in sent if m.get("role") == "assistant")
+    data = json.loads(result.save(tmp_path / "run.json").read_text(encoding="utf-8"))
+    recorded = [e["sent"] for e in data["events"] if e.get("sent")]
+    indices = [m for sent in recorded for m in sent if isinstance(m, int)]
+    assert len(indices) > len(recorded)  # on disk: the transcript's index, not a copy

@@ -33,12 +33,12 @@ def test_a_template_parameter_is_one_argv_element_and_output_comes_back_as_text(
     "x; rm -rf /", "x && id", "$(id)", "`id`", "a\nb", "--help", "-rf", "x|id", "x > f", "",
 ])
 def test_injection_attempts_are_refused_before_anything_runs(value):
-    ran = []
+    seen = []
     hooks = Hooks()
-    hooks.on("pre_tool_use", lambda e: ran.append(e))
+    hooks.on("pre_tool_use", lambda e: seen.append(e.runnable))
     out = results(run_with(ECHO, {"record_id": value}, hooks=hooks))[0]
-    assert not out.ok and out.status == "invalid_arguments"
-    assert ran == []  # refused at validation: no hook, no process
+    assert not out.ok and out.status == "invalid_arguments" and not out.ran
+    assert seen == [False]  # refused at validation: the hook is told it cannot run
 
 
 def test_the_model_cannot_add_arguments_or_another_field():

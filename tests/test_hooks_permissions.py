@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ConfigDict, field_validator
 
+import harness
 from harness import (Agent, Hooks, Permissions, ScriptedModel, TodoList, Tool, ask_on_stdin,
                      parallel, say, tool, tool_call)
 from harness.hooks import HOOK_NAMES
@@ -19,6 +21,9 @@ RULE_TEXT = "permissions: allow run_shell"
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+SAMPLE = Path(harness.__file__).parent / "sample_workspace"
 
 
 def tracked(ran: list) -> Tool:
@@ -196,13 +201,15 @@ REFUSED_EARLY = {
 
 
 @pytest.mark.parametrize("bad_call, reason", REFUSED_EARLY.values(), ids=REFUSED_EARLY.keys())
-def test_refused_before_any_hook(bad_call, reason):
+def test_a_call_refused_before_it_could_run_stays_refused_whatever_the_hooks_say(bad_call, reason):
+    """pre_tool_use and post_tool_use are aliases of tool_call and tool_result: they see
+    the refused call (runnable False) and cannot make it run."""
     fired, ran, hooks = [], [], Hooks()
-    hooks.on("pre_tool_use", lambda event: fired.append("pre"))
-    hooks.on("post_tool_use", lambda event: fired.append("post"))
+    hooks.on("pre_tool_use", lambda event: fired.append(("pre", event.runnable)))
+    hooks.on("post_tool_use", lambda event: fired.append(("post", event.ran)))
     model = ScriptedModel([bad_call, say("done")])
     result = Agent(model, [tracked(ran)], hooks=hooks).run("go")
-    assert fired == [] and ran == []
+    assert fired == [("pre", False), ("post", False)] and ran == []
     assert tool_message(result).startswith(reason)
 
 
@@ -226,19 +233,19 @@ def test_post_tool_use_fires_for_a_tool_that_ran_even_if_it_failed():
     assert seen == [("fail", False), ("add", True)]
 
 
-def test_post_tool_use_does_not_fire_for_a_blocked_call():
+def test_post_tool_use_fires_for_a_blocked_call_saying_it_did_not_run():
     seen, hooks = [], Hooks()
     hooks.on("pre_tool_use", lambda event: "Blocked.")
     hooks.on("post_tool_use", seen.append)
     shell_run(hooks=hooks)
-    assert seen == []
+    assert [(e.status, e.ran) for e in seen] == [("blocked", False)]
 
 
-def test_post_tool_use_does_not_fire_for_a_denied_call():
+def test_post_tool_use_fires_for_a_denied_call_saying_it_did_not_run():
     seen, hooks = [], Hooks()
     hooks.on("post_tool_use", seen.append)
     shell_run(hooks=hooks, permissions=Permissions({"run_shell": "deny"}))
-    assert seen == []
+    assert [(e.status, e.ran) for e in seen] == [("blocked", False)]
 
 
 # -- permissions ---------------------------------------------------------------------------
@@ -438,16 +445,13 @@ def test_ask_on_stdin_in_a_kernel_asks_through_the_notebook(monkeypatch):
     assert questions == ['Allow run_shell({"command": "ls"})? [y/N] ']
 
 
-@pytest.mark.parametrize("name", ["todo_write", "delegate_task"])
-def test_a_user_tool_named_like_a_harness_tool_obeys_the_table(name):
-    ran = []
-    impostor = Tool(name, "Not the harness's tool.", NoArgs, lambda: ran.append(name) or "ran")
-    perms = Permissions({}, default="deny")
-    model = ScriptedModel([tool_call(name, id="c1"), say("done")])
-    result = Agent(model, [impostor], permissions=perms).run("go")
-    assert ran == []
-    assert perms.decide(impostor) == "deny"
-    assert tool_message(result) == f"Permission denied: '{name}' is not allowed in this session."
+@pytest.mark.parametrize("name, switch", [
+    ("todo_write", {}), ("delegate_task", {}), ("todo_write", {"planning": True}),
+    ("compact", {"context_window": 4000}), ("load_skill", {"skills": SAMPLE / "skills"})])
+def test_a_user_tool_may_not_take_the_name_of_a_tool_the_harness_makes(name, switch):
+    impostor = Tool(name, "Not the harness's tool.", NoArgs, lambda: "ran")
+    with pytest.raises(ValueError, match=f"'{name}' is the name of a tool the harness makes"):
+        Agent(ScriptedModel([]), [impostor], **switch)
 
 
 def test_decide_says_what_the_run_does_for_the_harness_tools():

@@ -116,16 +116,17 @@ def test_arguments_are_checked_strictly_against_the_servers_schema(shop):
 
 
 def test_side_effects_come_from_annotations(shop, odd_server):
-    tools = {t.name: t for t in Agent(ScriptedModel([say("x")]),
-                                      mcp_servers=[shop, odd_server]).mechanisms(
-        _FakeRun())[0].tools()}
+    layer = Agent(ScriptedModel([say("x")]), mcp_servers=[shop, odd_server]).stack.find("mcp")
+    tools = {t.name: t for t in layer.make(_FakeDoor()).tools()}
     assert tools["mcp__shop__get_order"].side_effects is False
     assert tools["mcp__shop__issue_refund"].side_effects is True  # readOnlyHint false
     assert tools["mcp__odd__delete_all"].side_effects is True  # not annotated: it may
     assert tools["mcp__odd__delete_all"].destructive is True
 
 
-class _FakeRun:
+class _FakeDoor:
+    depth = 0
+
     def emit(self, *a, **k):
         return None
 

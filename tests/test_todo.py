@@ -244,7 +244,7 @@ def test_registering_todo_write_by_hand_with_planning_raises():
         """My own plan tool."""
         return todos
 
-    with pytest.raises(ValueError, match="todo_write is created by the harness"):
+    with pytest.raises(ValueError, match="'todo_write' is the name of a tool the harness makes"):
         Agent(ScriptedModel([]), [todo_write], planning=True)
 
 

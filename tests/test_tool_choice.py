@@ -36,7 +36,7 @@ def test_planning_alone_forces_nothing():
 
 
 def test_forcing_resets_even_when_the_forced_request_ignores_it():
-    model = ScriptedModel([tool_call("lookup", query="x", id="l"), say("Done.")])
+    model = ScriptedModel([tool_call("lookup", query="x", id="l"), say("Done.")], strict=False)
     Agent(model, [lookup], planning=True).run("Research", plan_first=True)
     assert choices(model) == [FORCED, "auto"]
 
@@ -80,7 +80,7 @@ def test_every_delegation_round_forces_the_next_request():
         tool_call("delegate_task", task="Second part", id="d2"),
         say("Two."),
         say("Done."),
-    ])
+    ], strict=False)  # it answers the forced todo_write with another delegation
     Agent(model, planning=True, subagents=True).run("Research")
     assert choices(model) == ["auto", None, FORCED, None, FORCED]
 

@@ -1,23 +1,60 @@
 """Context that outlives the window (lesson 13): compaction of what each request sends,
-while the run's transcript keeps every message."""
+while the run's transcript keeps every message. Registered as the ``context`` extension:
+its settings are `Agent` keywords (``context_window=8000``), its layer is ``compaction``,
+last in ``agent.stack``. It also lends the core the ``runs`` service: a run on disk."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from ..extend import Extension, register
+from ..stack import Layer
+from . import saved
 from .compaction import Compaction, request_tokens
 
-__all__ = ["Compaction", "compaction_for", "request_tokens"]
+__all__ = ["Compaction", "ContextSettings", "request_tokens"]
 
 
-def compaction_for(agent: Any, run: Any, window: int, planning: Any = None) -> Compaction:
-    """The `Compaction` of one run of ``agent`` (``Agent.mechanisms`` makes it last):
-    its settings, the run's budget and tools, the plan to keep, the workspace to offload to."""
-    s = agent.settings
-    root = next((t.fn.__self__.root for t in agent.tools.values()  # the workspace, if any
-                 if hasattr(getattr(t.fn, "__self__", None), "root")), None)
-    return Compaction(
-        window, compact_at=s.compact_at, summary_model=s.summary_model or agent.model,
-        keep_rounds=s.keep_rounds, offload=s.offload_dir, root=root, emit=run.emit,
-        budget=run.control.budget, schemas=lambda: run.schemas,
-        plan=lambda: planning.plan.render() if planning and len(planning.plan) else None)
+@dataclass(frozen=True)
+class ContextSettings:
+    """The `Agent` keywords of the context extension."""
+
+    context_window: int | None = None
+    """The window in tokens (None: the model's); requests are compacted to fit (lesson 13)."""
+    compact_at: float = 0.8
+    """The share of the window above which a request is compacted."""
+    summary_model: Any = None
+    """The model that summarises the oldest part of a long run (None: the agent's own)."""
+    keep_rounds: int = 2
+    """The last tool rounds a compaction always sends whole."""
+    offload_dir: str | None = None
+    """A workspace folder for compacted tool results, to read back (None: not kept)."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.compact_at < 1 or self.keep_rounds < 1:
+            raise ValueError("compact_at must be between 0 and 1, keep_rounds at least 1")
+        if self.context_window is not None and self.context_window < 200:
+            raise ValueError("context_window must be at least 200 tokens, or None")
+
+
+def compaction_layer(agent: Any) -> Layer | None:
+    """The agent's `Compaction` layer, if it has a window (its own, or its model's)."""
+    o = agent.options["context"]
+    window = o.context_window or getattr(agent.model, "context_window", None)
+    if not window:
+        return None
+
+    def make(door: Any) -> Compaction:
+        root = next((t.fn.__self__.root for t in agent.tools.values()  # the workspace, if any
+                     if hasattr(getattr(t.fn, "__self__", None), "root")), None)
+        return Compaction(window, compact_at=o.compact_at, summary_model=o.summary_model,
+                          keep_rounds=o.keep_rounds, offload=o.offload_dir, root=root)
+    return Layer("compaction", make, order=90, tools=("compact",))  # last: it bounds what the others sent
+
+
+register(Extension(
+    "context", settings=ContextSettings, layer=compaction_layer, tools=("compact",),
+    events={"pre_compact": "before_tokens, asked (the model called compact)",
+            "compaction": "before_tokens, after_tokens, stubbed, summarised, window"},
+    hooks={"post_compact": "compaction"}, services={"runs": saved}))

@@ -21,14 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ..mechanism import Mechanism
-from ..models import ask, estimate_tokens, message_chars
+from ..models import estimate_tokens, message_chars
 from ..outcomes import ModelError
 from ..tools import Tool, ToolResult
 
@@ -40,7 +39,6 @@ STUB = ("[compacted: the result of {name} ({chars:,} characters) is not sent aga
 SUMMARY_CHARS = 4000  # what is kept of a summary, at most
 SUMMARY_AT = 0.3  # after stubbing, a request still over this share of the window summarises:
 # each compaction then frees most of the window, so compactions stay rare
-Emit = Callable[..., Any]
 
 
 def request_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
@@ -56,17 +54,16 @@ class Compaction(Mechanism):
     takes), where each stubbed result is written whole; ``keep_rounds``: how many of the
     last rounds are always sent whole."""
 
-    def __init__(self, window: int, *, compact_at: float = 0.8, summary_model: Any,
+    def __init__(self, window: int, *, compact_at: float = 0.8, summary_model: Any = None,
                  keep_rounds: int = 2, offload: str | os.PathLike | None = None,
-                 root: str | os.PathLike | None = None,
-                 plan: Callable[[], str | None] = lambda: None, emit: Emit,
-                 schemas: Callable[[], list[dict]] = list, budget: Any = None) -> None:
+                 root: str | os.PathLike | None = None) -> None:
         if window < 200 or not 0 < compact_at < 1 or keep_rounds < 1:
             raise ValueError("context_window must be at least 200 tokens, compact_at between "
                              "0 and 1, and keep_rounds at least 1")
-        self.window, self.limit, self.keep = window, int(window * compact_at), keep_rounds
-        self.summary_model, self.plan, self.emit, self.schemas = summary_model, plan, emit, schemas
-        self.budget = budget  # the run's (control.py): a summary request spends from it too
+        self.window = window
+        self.limit = int(window * compact_at)
+        self.keep = keep_rounds
+        self.summary_model = summary_model  # None: the agent's own
         self.offload = Path(offload) if offload is not None else None
         self.root = Path(root) if root is not None else None
         self.task = 0          # where the run's task is (earlier turns of a conversation before)
@@ -113,7 +110,7 @@ class Compaction(Mechanism):
         before = self.tokens()
         if before <= self.limit and not self.asked:
             return messages if self.sent is None else self.sent
-        self.emit("pre_compact", before_tokens=before, asked=self.asked)
+        self.door.emit("pre_compact", before_tokens=before, asked=self.asked)
         self.asked, stubbed, summarised = False, self._stub_old(messages), 0
         self.rebuild(messages)
         if self.tokens() > self.window * SUMMARY_AT:  # stubs alone left too little room
@@ -121,13 +118,13 @@ class Compaction(Mechanism):
             self.rebuild(messages)
         while self.tokens() > self.window and self._stub_any(messages):
             self.rebuild(messages)  # the last rounds themselves are too big
-        self.emit("compaction", before_tokens=before, after_tokens=self.tokens(),
+        self.door.emit("compaction", before_tokens=before, after_tokens=self.tokens(),
                   stubbed=stubbed, summarised=summarised, window=self.window)
         return self.sent
 
     def tokens(self) -> int:
         """The estimate of what is sent now, tool schemas included (`request_tokens`)."""
-        schemas = self.schemas()
+        schemas = self.door.schemas()
         if schemas is not self._schemas[0]:
             self._schemas = (schemas, len(json.dumps(schemas)) if schemas else 0)
         return estimate_tokens(self.chars + self._schemas[1])
@@ -148,9 +145,8 @@ class Compaction(Mechanism):
             head += [*([messages[self.task]] if self.task < start else []),
                      {"role": "user", "content": f"<summary>What happened before, in short:\n"
                                                  f"{self.summary}</summary>"}]
-        plan = self.plan()  # state outside the messages: sent again, verbatim
-        note = [{"role": "user", "content": f"<plan>Your current plan (todo_write):\n{plan}"
-                                            "</plan>"}] if plan else []
+        # state outside the messages (the plan): sent again, verbatim
+        note = [{"role": "user", "content": text} for text in self.door.pinned()]
         if self.task >= start:  # the task is still in the body: the plan goes after it
             at = self.task - start + 1
             return [*head, *body[:at], *note, *body[at:]]
@@ -201,13 +197,17 @@ class Compaction(Mechanism):
                      if c["id"] == message["tool_call_id"]), "a tool")
         where = "it is in the run's transcript"
         if self.offload is not None:
-            folder = self.root / self.offload if self.root is not None else self.offload
-            folder.mkdir(parents=True, exist_ok=True)
             # the call id is the model's text: it never becomes a path of its own
             file = f"{i:05d}-{re.sub(r'[^A-Za-z0-9_-]', '_', message['tool_call_id'])[:40]}.txt"
-            (folder / file).write_text(str(message["content"]), encoding="utf-8",
-                                       errors="replace")
-            where = f'read it back with read_file("{(self.offload / file).as_posix()}")'
+            shown = path = (self.offload / file).as_posix()  # as read_file takes it
+            root = self.root or Path.cwd()
+            if self.offload.is_absolute():  # a folder of its own, outside any workspace
+                root, path = self.offload.parent, f"{self.offload.name}/{file}"
+            try:  # through the door: no link followed, inside the root, within the clock
+                self.door.write_file(root, path, str(message["content"]))
+                where = f'read it back with read_file("{shown}")'
+            except ValueError as exc:
+                where = f"it could not be kept in a file ({exc})"
         text = STUB.format(name=name, chars=len(str(message["content"])), where=where)
         return {**message, "content": text}
 
@@ -227,25 +227,11 @@ class Compaction(Mechanism):
         text = f"The task: {str(task)[:2000]}\n\n{earlier}What happened next:\n{old}"
         request = [{"role": "system", "content": SUMMARY_PROMPT},
                    {"role": "user", "content": text[-room:]}]
-        estimate = request_tokens(request)
-        if self.budget is not None:  # a request like any other: the run's budget pays
-            self.budget.check("requests")
-            if self.budget.input_tokens is not None:
-                self.budget.check("input_tokens", estimate)
-        try:
-            reply = ask(self.summary_model, request, [], None, lambda *a, **k: None)
+        try:  # a request like any other: the run's clock, cancel, budget and record
+            reply = self.door.ask(request, purpose="summary", model=self.summary_model)
             summary = (reply.content or "").strip()[:SUMMARY_CHARS]
         except ModelError as exc:  # no summary: say so, and still drop what cannot fit
-            reply, summary = None, f"(the summary request failed: {exc})"
-        if self.budget is not None:
-            self.budget.spend("requests")
-            if reply is not None:  # a count below the estimate is not believed (loop.py)
-                self.budget.spend("input_tokens",
-                                  max(reply.usage.get("prompt_tokens", 0), estimate))
-        if reply is not None:  # its tokens count in the run's usage; a replay replays it
-            self.emit("model_reply", message=reply.message(), usage=reply.usage,
-                      purpose="summary", finish_reason=reply.finish_reason, reasoning=None,
-                      refusal=None)
+            summary = f"(the summary request failed: {exc})"
         self.summary, self.cut = summary or "(empty summary)", end
         return end - start
 

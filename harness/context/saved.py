@@ -15,13 +15,23 @@ from ..events import Event
 
 
 def to_dict(run: Any) -> dict[str, Any]:
+    """The run as JSON data. What a shaped request sent (a ``model_request``'s ``sent``) is
+    kept short: a message of the transcript as its index, any other (a stub) whole."""
+    where = {id(m): i for i, m in enumerate(run.messages)}
     return {
         "outcome": run.outcome, "final": run.final, "error": run.error,
         "turns": run.turns, "usage": run.usage, "messages": run.messages,
         "plan": [item.model_dump() for item in run.plan],
         "delegations": [d.to_dict() for d in run.delegations],
-        "events": [e.to_dict() for e in run.events],
+        "events": [_event(e, where) for e in run.events],
     }
+
+
+def _event(event: Any, where: dict[int, int]) -> dict[str, Any]:
+    data = event.to_dict()
+    if isinstance(data.get("sent"), list):
+        data["sent"] = [m if isinstance(m, int) else where.get(id(m), m) for m in data["sent"]]
+    return data
 
 
 def save(run: Any, path: str | os.PathLike) -> Path:
@@ -59,7 +69,8 @@ def _saved(path: str | os.PathLike) -> dict:
 
 def replies_of(run: Any) -> list[dict]:
     """The model replies of a run, as steps for `ScriptedModel`: a `RunResult`, the path of
-    a saved one, or anything with ``replies()`` (a ``harness.durable.CallLog``)."""
+    a saved one, or anything with ``replies()`` (a ``harness.durable.CallLog``). A reply to
+    a mechanism's request carries its ``purpose`` (``"summary"``)."""
     if hasattr(run, "replies"):
         return run.replies()
     events = _saved(run)["events"] if isinstance(run, (str, os.PathLike)) else [
@@ -72,5 +83,7 @@ def replies_of(run: Any) -> list[dict]:
                 step["usage"] = event["usage"]
             if event.get("finish_reason"):  # a cut-off answer replays cut off
                 step["finish_reason"] = event["finish_reason"]
+            if event.get("purpose"):  # a summary: never replayed as the agent's answer
+                step["purpose"] = event["purpose"]
             steps.append(step)
     return steps

@@ -141,14 +141,21 @@ class CallLog:
             for call in event.message.get("tool_calls") or ():
                 with suppress(AttributeError, KeyError, TypeError):
                     self._asked[(event.agent_id, call["id"])] = call["function"]["arguments"]
+            purpose = {"purpose": event.purpose} if event.get("purpose") else {}
             with suppress(OSError):
                 self._write({"phase": "reply", "agent_id": event.agent_id,
-                             "message": event.message, "usage": event.usage})
+                             "message": event.message, "usage": event.usage, **purpose})
 
     def replies(self) -> list[dict]:
-        """The model's logged replies, as steps for ``ScriptedModel`` (to replay a run)."""
-        return [{**e["message"], **({} if e["usage"].get("estimated") else {"usage": e["usage"]})}
-                for e in self.entries if e["phase"] == "reply"]
+        """The model's logged replies, as steps for ``ScriptedModel`` (to replay a run); a
+        summary's carries its ``purpose``, so it never answers for the agent."""
+        steps = []
+        for entry in self.entries:
+            if entry["phase"] == "reply":
+                usage = {} if entry["usage"].get("estimated") else {"usage": entry["usage"]}
+                purpose = {"purpose": entry["purpose"]} if entry.get("purpose") else {}
+                steps.append({**entry["message"], **usage, **purpose})
+        return steps
 
     def unfinished(self) -> list[dict]:
         """Calls whose intent was logged but whose result never came: report, never retry."""

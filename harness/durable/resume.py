@@ -35,10 +35,15 @@ class Resumed:
         return len(self.recorded.requests)
 
     def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None,
-                 *, report: Any = None) -> ModelReply:
-        if self.recorded.remaining:
+                 *, report: Any = None, purpose: str | None = None) -> ModelReply:
+        """The next logged reply while there is one (a summary's: the next logged summary),
+        then the live model."""
+        summaries = self.recorded.summaries or []
+        if purpose == "summary" and self.recorded.summarised < len(summaries):
+            return self.recorded.complete(messages, tools, tool_choice, purpose=purpose)
+        if purpose != "summary" and self.recorded.remaining:
             return self.recorded.complete(messages, tools, tool_choice, report=report)
-        return ask(self.live, messages, tools, tool_choice, report or _nothing)
+        return ask(self.live, messages, tools, tool_choice, report or _nothing, purpose)
 
 
 def resumed(log: Any, model: Any) -> Resumed:

@@ -33,7 +33,8 @@ from .. import models
 from ..models import ModelError, ModelReply
 
 # Message fields a provider needs back on its own assistant turns, kept as received.
-ECHOED = frozenset(models.ECHOED)
+ECHOED = frozenset({"reasoning_content", "reasoning", "reasoning_details", "extra_content",
+                    "refusal"})
 KEPT = ("annotations",)  # kept on the transcript's message, never sent back (OpenAI refuses)
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _SPACE = re.compile(r"\s*")
@@ -228,7 +229,8 @@ def read_usage(usage: dict) -> dict:
     thought = details.get("reasoning_tokens") if isinstance(details, dict) else None
     found = {key: value for key, value in (("cached_tokens", cached),
                                             ("reasoning_tokens", thought)) if value is not None}
-    return models.read_usage({**usage, **found})
+    totals = {key: usage.get(key) for key in models.TOTALS}  # a provider's own names: read above
+    return models.read_usage({**totals, **found})
 
 
 def wire_call(call: Any) -> dict:
@@ -255,7 +257,8 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     finish = read_finish(finish_reason)
     content, thought = split_content(message.get("content"))
     found = reasoning_fields(message) + thought
-    plain = {**message, "content": content}
+    plain = {k: v for k, v in message.items() if k in ECHOED or k == "tool_calls"}
+    plain["content"] = content  # and no other field: only these go back to the provider
     if message.get("tool_calls"):
         plain["tool_calls"] = [wire_call(call) for call in message["tool_calls"]]
     refusal = plain.get("refusal")

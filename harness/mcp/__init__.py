@@ -17,9 +17,12 @@ its tools, and says why. The core of `harness` never imports this package.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from ..extend import Extension, register
 from ..mechanism import Mechanism
+from ..stack import Layer
 from ..tools import Tool
 from .config import load_mcp_config, servers_from
 from .server import MCPServer, MCPServerError
@@ -82,3 +85,32 @@ class ServerTools(Mechanism):
         while self.pending:  # after run_start, before the first request
             self.emit("mcp_server", **self.pending.pop(0))
         return messages
+
+
+@dataclass(frozen=True)
+class MCPSettings:
+    """The `Agent` keyword of MCP servers."""
+
+    mcp_servers: Iterable[Any] = ()
+    """`MCPServer`s whose tools join every run (lesson 14); `Agent.close()` stops them."""
+
+
+def servers_layer(agent: Any) -> Layer | None:
+    """The servers' tools, for each run of an agent given servers (not of its sub-agents)."""
+    servers = list(agent.options["mcp"].mcp_servers)
+    if not servers:
+        return None
+    check_servers(servers)  # checked now, when the agent is made
+
+    def make(door: Any) -> ServerTools | None:
+        return None if door.depth else ServerTools(servers, door.emit, taken=agent.tools)
+
+    def close() -> None:
+        for server in servers:
+            server.close()
+    return Layer("mcp", make, order=30, later=tuple(s.prefix for s in servers), close=close)
+
+
+register(Extension("mcp", settings=MCPSettings, layer=servers_layer, events={
+    "mcp_server": "server, status (started, changed, listed, failed), tools, left_out, "
+                  "added, removed, error"}))

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..extend import Extension, register
 from ..mechanism import Mechanism
+from ..stack import Layer
 from ..tools import Tool, tool
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
@@ -205,3 +207,24 @@ class SkillIndex(Mechanism):
 def skills_of(value: Any) -> Skills:
     """`Agent(skills=...)` takes a `Skills` or the folder that holds them."""
     return value if isinstance(value, Skills) else Skills(value)
+
+
+@dataclass(frozen=True)
+class SkillSettings:
+    """The `Agent` keyword of skills."""
+
+    skills: Any = None
+    """A `Skills`, or the folder that holds them (lesson 14); None: no skills."""
+
+
+def skills_layer(agent: Any) -> Layer | None:
+    """The skill index of each run of an agent given skills (not of its sub-agents)."""
+    given = agent.options["skills"].skills
+    if given is None:
+        return None
+    found = skills_of(given)  # checked now, when the agent is made
+    return Layer("skills", lambda door: None if door.depth else found(), order=40,
+                 tools=("load_skill",))
+
+
+register(Extension("skills", settings=SkillSettings, layer=skills_layer, tools=("load_skill",)))

@@ -6,7 +6,8 @@ The core's `RunControl` (control.py) checks cancel and the deadline between step
 each request, before each tool call. That is enough unless one step never ends. With
 a deadline or a cancel, `Agent.run` makes a `ThreadedControl` instead, which runs
 
-    a model request, a hook that may answer   in a daemon thread (`wait`)
+    a model request, a hook that may answer,  in a daemon thread (`wait`)
+    what a mechanism does through its door
     a tool's result turned into text          in a daemon thread, within the time left
 
 and stops waiting as soon as the cancel or the deadline fires: the run ends (or the
@@ -19,11 +20,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from .. import browser
 from ..control import RunControl
+from ..extend import Extension, register
 from ..outcomes import RunOver
 
 T = TypeVar("T")
@@ -37,6 +39,11 @@ class ThreadedControl(RunControl):
 
     _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
     _gave_up: bool = field(default=False, repr=False, compare=False)
+
+    @classmethod
+    def from_control(cls, control: RunControl) -> ThreadedControl:
+        """The same limits, clock, cancel and budget, waited on so (`Agent.run` asks)."""
+        return cls(**{f.name: getattr(control, f.name) for f in fields(RunControl)})
 
     def wait(self, fn: Callable[[], T]) -> T:
         """Call ``fn()`` in a daemon thread; on cancel or time out stop waiting (raising
@@ -99,3 +106,6 @@ def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, Bas
         raise
     except BaseException as exc:
         return None, exc
+
+
+register(Extension("waiting", services={"waiting": ThreadedControl}))

@@ -23,7 +23,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -46,6 +46,28 @@ class TooLargeError(ValueError):
 
 class EditError(ValueError):
     """The text to replace is missing or not unique."""
+
+
+class Files:
+    """The ``files`` service a run's door lends its mechanisms (door.py): a file under a
+    root they name, read and written with every check of this module."""
+
+    @staticmethod
+    def read_text(root: str | os.PathLike, path: str, limit: int) -> str:
+        return read_text(Path(root).resolve(), parts_of(path), path, limit)
+
+    @staticmethod
+    def write_text(root: str | os.PathLike, path: str, text: str) -> None:
+        data = text.encode("utf-8", "replace")
+        write_bytes(Path(root).resolve(), parts_of(path), path, data)
+
+
+def parts_of(path: str) -> tuple[str, ...]:
+    """The names of a relative path that stays under its root, or `PathError`."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or not pure.parts or ".." in pure.parts or "\\" in path:
+        raise PathError(f"'{path}' must be a relative path inside the folder, without '..'")
+    return pure.parts
 
 
 def read_text(root: Path, parts: tuple[str, ...], path: str, limit: int) -> str:

@@ -91,7 +91,7 @@ def test_injected_text_changes_no_permission_tool_or_plan(injected: str) -> None
     catalogue = [r["tools"] for r in model.requests]
     assert all(tools == catalogue[0] for tools in catalogue)
     assert sorted(t["function"]["name"] for t in catalogue[0]) == [
-        "fetch_page", "run_shell", "send_email", "todo_write"]
+        "fetch_page", "send_email", "todo_write"]  # run_shell is denied: not offered
     assert [i.model_dump() for i in result.plan] == PLAN
     assert sum(e.type == "plan_update" for e in result.events) == 1
     statuses = {e.call_id: e.status for e in result.events if e.type == "tool_result"}
@@ -113,8 +113,8 @@ def test_injected_text_reaches_no_subagent_power(injected: str) -> None:
         parallel(tool_call("delegate_task", task="again", id="c2"),
                  tool_call("todo_write", todos=FORGED_PLAN, id="c3")),
         say("child done"),
-        say("parent done"),
-    ])
+        say("parent done"),  # (the forced todo_write after a delegation, answered with words)
+    ], strict=False)
     result = Agent(model, [fetch_page], subagents=True, subagent_tools=("fetch_page",),
                    planning=True).run("Delegate the reading")
 

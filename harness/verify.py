@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..mechanism import Answer, Mechanism, Note
-from ..outcomes import RunOver
+from .mechanism import Answer, Mechanism, Note
+from .outcomes import RunOver
 
 REFUSED_TEXT = ("<verification>Your answer was not accepted: {reason} Check it against what "
                 "the tools returned, fix it, then answer again.</verification>")
@@ -42,3 +42,4 @@ class Verification(Mechanism):
         self.refusals += 1
         yield Note("answer_refused", {"reason": answer.refusal, "refusals": self.refusals},
                    message=REFUSED_TEXT.format(reason=answer.refusal.strip()))
+
