@@ -2,8 +2,9 @@
 
 The core is the ``.py`` files directly in ``harness/`` (not its sub-packages). A profiler
 (`sys.setprofile`, and `threading.setprofile` for a run's threads) watches a scenario run
-offline on the public API, its tools, script and agent built inside the traced region,
-each scenario in a fresh interpreter. Counted, as a set of line numbers per file (so a
+offline on the public API: its script, agent and run inside the traced region, its tools
+made before (a learner's tool module; `@tool` is lesson 02's), each scenario in a fresh
+interpreter. Counted, as a set of line numbers per file (so a
 lambda inside a function entered is not counted twice):
 
 - every function, method or lambda of the core entered, whole: from its first decorator
@@ -20,7 +21,7 @@ range too. Code run while a module is imported (imports, constants) is not count
     python benchmarks/reading_path.py
     python benchmarks/reading_path.py --functions   # the functions counted, biggest first
 
-Targets (issue 16): one tool call and an answer at most 720 lines; a run with plan,
+Targets (issue 27): one tool call and an answer at most 720 lines; a run with plan,
 approval, hook, reminder, delegation, stop gate and a deadline at most 1,050 lines.
 Exits 0 either way and prints PASS or FAIL (1 only if a scenario did not happen).
 """
@@ -153,28 +154,31 @@ def reading_path(trace: Trace) -> tuple[dict[str, set[int]], list[tuple[str, int
     return dict(lines), sorted(outermost, key=lambda item: (-item[1], item[0]))
 
 
-def one_call() -> None:
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two whole numbers."""
-        return a + b
+@tool
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
 
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file of the project."""
+    return f"the text of {path}"
+
+
+@tool
+def write_file(path: str, text: str) -> str:
+    """Write a file of the project."""
+    return f"wrote {len(text)} characters to {path}"
+
+
+def one_call() -> None:
     model = ScriptedModel([tool_call("add", a=2, b=3), say("5")])
     result = Agent(model, [add]).run("add 2 and 3")
     assert (result.outcome, result.final) == ("completed", "5"), result
 
 
 def full_run() -> None:
-    @tool
-    def read_file(path: str) -> str:
-        """Read a file of the project."""
-        return f"the text of {path}"
-
-    @tool
-    def write_file(path: str, text: str) -> str:
-        """Write a file of the project."""
-        return f"wrote {len(text)} characters to {path}"
-
     hooks = Hooks()  # the .env read is blocked; write_file asks, and is approved
     hooks.on("pre_tool_use", lambda e: "Blocked: private." if e.arguments.get("path") == ".env"
              else None)

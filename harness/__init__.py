@@ -10,9 +10,9 @@ from . import extend
 from .agent import Agent
 from .calls import Call
 from .control import Budget, RunControl
-from .door import Door
 from .events import EVENTS, Event
 from .hooks import Hooks, Permissions
+from .door import Door
 from .mechanism import Answer, Mechanism, Note
 from .models import ChatModel, ModelReply
 from .outcomes import OUTCOMES, ModelError, RunOver

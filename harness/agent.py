@@ -12,7 +12,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from .control import Budget, RunControl
-from .extend import CORE_TOOLS, REGISTERED, discover, service
+from .extend import CORE_TOOLS, REGISTERED, discover, service, settings_of
 from .history import check_history
 from .hooks import Hooks, Permissions
 from .loop import Run
@@ -28,68 +28,53 @@ DEFAULT_SYSTEM = ("You are a helpful assistant. Use the tools when they help, "
 
 
 class Agent:
-    """A model, its tools and its settings, checked once; each `run` is a fresh `Run`.
-
-        @tool
-        def add(a: int, b: int) -> int:
-            "Add two integers."
-            return a + b
+    """A model, its tools, and `Settings` as keywords (``max_turns=20``), an extension's
+    too (``context_window=8000``, ``skills=``, ``mcp_servers=``: `close` stops them):
 
         agent = Agent(ScriptedModel([tool_call("add", a=2, b=3), say("5")]), [add])
         agent.run("What is 2 + 3?").final          # '5'
 
-    Args:
-        model: anything with ``complete(messages, tools, tool_choice)`` (`ChatModel`).
-        tools: your `Tool`s (`@tool` makes one); names unique, none a harness tool's.
-        hooks, permissions: your code at fixed points, and allow / ask / deny (lesson 03).
-        observers: objects (or functions) that see every event as it happens.
-        mechanisms: your own `Mechanism` classes (or functions that make one), added to
-            ``agent.stack`` before compaction; reorder the stack itself for another place.
-        settings: a `Settings`; keywords override it. Every `Settings` field is a keyword
-            (``max_turns=20``), and so is every extension's (``context_window=8000``,
-            ``skills=``, ``mcp_servers=``: `close()` stops the servers).
-    """
+    ``hooks``, ``permissions``: your code at fixed points, allow / ask / deny (lesson 03);
+    ``observers``: see every event; ``mechanisms``: yours, in ``agent.stack`` (stack.py)."""
 
     def __init__(self, model: ChatModel, tools: Iterable[Tool] = (), *, hooks: Hooks | None = None,
                  permissions: Permissions | None = None, observers: Iterable[Any] = (),
                  mechanisms: Iterable[Callable[[], Mechanism]] = (),
                  settings: Settings | None = None, **options: Any) -> None:
-        if set(options) - set(NAMES) or getattr(model, "context_window", None):
-            discover()  # an extension's keyword, or a window: import the extensions shipped
-        extensions = [e for e in REGISTERED.values() if e.settings]
-        known = {f.name: e for e in extensions for f in fields(e.settings)}
-        if unknown := sorted(set(options) - set(NAMES) - set(known)):
-            raise TypeError(f"Agent got unknown settings {unknown}; the settings are: "
-                            f"{', '.join([*NAMES, *known])} (see harness.Settings)")
+        theirs = {k: v for k, v in options.items() if k not in NAMES}
+        if theirs or getattr(model, "context_window", None):
+            discover()  # an extension's keyword, or a window: find the extensions shipped
+        self.options = settings_of(theirs, NAMES) if REGISTERED else {}  # each extension's
         self.settings = replace(settings or Settings(),
                                 **{k: v for k, v in options.items() if k in NAMES})
-        self.options = {e.name: e.settings(**{k: v for k, v in options.items()
-                                              if known.get(k) is e}) for e in extensions}
-        self.model, self.system = model, self.settings.system or DEFAULT_SYSTEM
-        self.hooks, self.permissions, self.observers = hooks or Hooks(), permissions, [*observers]
+        self.model = model
+        self.system = self.settings.system or DEFAULT_SYSTEM
+        self.hooks = hooks or Hooks()
+        self.permissions = permissions
+        self.observers = [*observers]
         self.tools: dict[str, Tool] = {}
         self.stack = build(self, mechanisms)
         self.tools = self._checked(tools)
-        later = tuple(p for layer in self.stack for p in layer.later)  # a server's tools
-        if unknown := [n for n in self.settings.subagent_tools
-                       if n not in self.tools and not n.startswith(later)]:
-            raise ValueError(f"subagent_tools names unknown tools {unknown}; "
-                             f"known: {sorted(self.tools)}")
 
     def _checked(self, tools: Iterable[Tool]) -> dict[str, Tool]:
-        """Your tools by name: each a `Tool`, named once, and not as a tool the harness
-        makes (the core's always; an extension's when its layer is in the stack)."""
+        """Your tools by name: each a `Tool`, each name once, none a name the harness gives
+        its own tools (the core's always; an extension's when its layer is in the stack)."""
         found: dict[str, Tool] = {}
-        in_stack = {name for layer in self.stack for name in layer.tools}
+        theirs = {name for layer in self.stack for name in layer.tools}
+        later = tuple(prefix for layer in self.stack for prefix in layer.later)
         for t in tools:
             if not isinstance(t, Tool):
                 raise TypeError(f"{t!r} is not a Tool: decorate the function with @tool")
             if t.name in found:
                 raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
-            if t.name in in_stack or (t.name in CORE_TOOLS and not t.harness_tool):
+            if t.name in theirs or (t.name in CORE_TOOLS and not t.harness_tool):
                 raise ValueError(f"{t.name!r} is the name of a tool the harness makes for a "
                                  "run; give your tool another name")
             found[t.name] = t
+        if unknown := [n for n in self.settings.subagent_tools
+                       if n not in found and not n.startswith(later)]:  # later: a server's
+            raise ValueError(f"subagent_tools names unknown tools {unknown}; "
+                             f"known: {sorted(found)}")
         return found
 
     def close(self) -> None:
@@ -105,11 +90,9 @@ class Agent:
         self.close()
 
     def __getattr__(self, name: str) -> Any:  # agent.max_turns: every setting, an extension's too
-        if name in NAMES:
-            return getattr(self.__dict__["settings"], name)
-        for options in self.__dict__.get("options", {}).values():
-            if name in {f.name for f in fields(options)}:
-                return getattr(options, name)
+        for settings in (self.__dict__.get("settings"), *self.__dict__.get("options", {}).values()):
+            if name in getattr(settings, "__dataclass_fields__", ()):
+                return getattr(settings, name)
         raise AttributeError(f"'Agent' object has no attribute {name!r}")
 
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
@@ -118,27 +101,36 @@ class Agent:
         """Run one task to an outcome; always returns a `RunResult`, whatever happened.
 
         ``cancel``: anything with ``is_set()``; ``call_log``: a ``harness.durable.CallLog``;
-        ``messages``: an earlier result's, to go on from (checked first: a `ValueError`
-        says what is wrong); with planning, the plan it holds goes on too (``plan=``
-        overrides it). ``within``: the `RunControl` of the run this one is part of (a
-        tool's ``control``): then this run spends from that run's budget, and stops with
-        it; either way its own limits hold too. Without ``within`` a run stands alone."""
+        ``messages``: an earlier result's, to go on from (a `ValueError` says what is wrong
+        with them); with planning, the plan they hold goes on too (``plan=`` overrides it).
+        ``within``: the `RunControl` of a run this one is part of (a tool's ``control``):
+        it spends from that run's budget and stops with it; its own limits hold too."""
         s = self.settings
         if (plan_first or plan is not None) and not s.planning:
             raise ValueError("plan_first=True forces a todo_write call and plan= carries a plan "
                              "over; both exist only with Agent(..., planning=True)")
-        history = check_history(messages)
+        history = check_history(messages) if messages else []
         if s.planning and plan is None:
             from .planning import plan_in
             plan = plan_in(history)
-        control = RunControl.start(s.max_turns, s.max_seconds, cancel,
-                                   Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens))
+        budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
+        control = RunControl.start(s.max_turns, s.max_seconds, cancel, budget)
         if within is not None:
             control = control.within(within)
         if control.cancel is not None or control.deadline is not None:
             control = service("waiting").from_control(control)  # a hung step cannot hold it
         return Run(self, control, plan_first=plan_first, plan=list(plan or []),
                    call_log=call_log).execute(task, history)
+
+    def run_child(self, child: Any, parent: Run) -> Any:
+        """Run a sub-agent (subagent.py chose what it gets) inside ``parent``: its clock,
+        cancel, budget and call log; its events join the parent's."""
+        parent.emit("subagent_start", child_id=child.agent_id, task=child.task)
+        run = Run(self.for_child(child), parent.control.child(child.max_turns),
+                  depth=parent.depth + 1, sink=parent.forward, call_log=parent.calls.log)
+        done = child.record(run.execute(child.task))
+        parent.emit("subagent_end", **done.to_dict())
+        return done
 
     def for_child(self, child: Any) -> Agent:
         """The agent a sub-agent runs as: its `Child`'s tools, prompt, turns and id, without
@@ -149,4 +141,3 @@ class Agent:
         options = {f.name: getattr(o, f.name) for o in self.options.values() for f in fields(o)}
         return Agent(self.model, child.tools, hooks=self.hooks, permissions=self.permissions,
                      settings=settings, **options)
-

@@ -12,14 +12,15 @@ as a `ToolResult` the model reads (capped) and a ``status`` on its ``tool_result
     recorded           answered from the call log of a run resumed or replayed
     unknown            started in that run, never finished: reported, not retried
 
-The last seven are the harness's own answers, before any hook (``runnable=False``).
+The last seven are the harness's own answers (``runnable=False``): a hook sees such a
+call, but cannot make it run.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .control import RunControl
@@ -48,15 +49,18 @@ class Call:
     ran = property(lambda self: self.status in ("ok", "error"))  # it executed (maybe failing)
 
 
+@dataclass
 class CallPath:
     """The path for one run: its tools (fixed when the run starts), rules and call ids."""
 
-    def __init__(self, tools: dict[str, Tool], permissions: Permissions | None, emit: Emit,
-                 control: RunControl, *, agent_id: str = "main", per_reply: int | None = None,
-                 log: Ledger | None = None) -> None:
-        self.tools, self.permissions, self.emit, self.control = tools, permissions, emit, control
-        self.agent_id, self.per_reply, self.log = agent_id, per_reply, log
-        self.used_ids: set[str] = set()
+    tools: dict[str, Tool]
+    permissions: Permissions | None
+    emit: Emit
+    control: RunControl
+    agent_id: str = "main"
+    per_reply: int | None = None  # calls one reply may make
+    log: Ledger | None = None
+    used_ids: set[str] = field(default_factory=set)
 
     def unique_ids(self, reply: ModelReply) -> ModelReply:
         """Rename an id the harness made up (``call_3_0``) if the model used it already."""
@@ -64,16 +68,18 @@ class CallPath:
             return reply
         here = {c["id"] for i, c in enumerate(reply.tool_calls) if i not in reply.made_ids}
         for i in reply.made_ids:
-            call, n = reply.tool_calls[i], 1
-            base = call["id"]
+            call = reply.tool_calls[i]
+            base, n = call["id"], 1
             while call["id"] in self.used_ids or call["id"] in here:
-                call["id"], n = f"{base}_{n}", n + 1
+                call["id"] = f"{base}_{n}"
+                n += 1
             here.add(call["id"])
         return reply
 
     def run(self, call: dict, position: int = 0) -> Call:
         """Take one call (wire format; ``position`` in its reply) down the path."""
-        call_id, name, raw = call["id"], call["function"]["name"], call["function"]["arguments"]
+        call_id, name = call["id"], call["function"]["name"]
+        raw = call["function"]["arguments"]
         tool = self.tools.get(name)
         args, early = None, self._refusal(call_id, name, tool, position)
         if early is None or early[0] == "recorded":  # a recorded call: what it was (the plan)
@@ -89,7 +95,7 @@ class CallPath:
                           runnable=early is None, **writes)
         if early:
             status, result = early
-        elif block := block or self._permission(tool, arguments):
+        elif block := block or (self.permissions and self._permission(tool, arguments)):
             status, result = "blocked", ToolResult(False, block)
         else:
             status, result = self._execute(call_id, tool, args, arguments)
@@ -102,24 +108,30 @@ class CallPath:
 
     def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Verdict:
         """Intent on record, then the tool, then its result: a call never runs unlogged."""
-        where = (self.agent_id, call_id, tool.name)
+        if self.log is not None and (refused := self._intent(call_id, tool, arguments)):
+            return refused
+        self.control.budget.spend("tool_calls")
+        result = tool.execute(args, self.control)
+        status = "ok" if result.ok else "error"
+        if self.log is not None:
+            self._result(call_id, tool, status, result)
+        return status, result
+
+    def _intent(self, call_id: str, tool: Tool, arguments: Any) -> Verdict | None:
         try:
-            if self.log is not None:
-                self.log.intent(*where, arguments)
+            self.log.intent(self.agent_id, call_id, tool.name, arguments)
         except (OSError, ValueError) as exc:  # the reason, not the log's path
             why = getattr(exc, "strerror", None) or exc
             return "unlogged", ToolResult(False, "Not run: its intent could not be written "
                                           f"to the call log ({why}).")
-        self.control.budget.spend("tool_calls")
-        result = tool.execute(args, self.control)
-        status = "ok" if result.ok else "error"
+        return None
+
+    def _result(self, call_id: str, tool: Tool, status: str, result: ToolResult) -> None:
         try:
-            if self.log is not None:
-                self.log.result(*where, status, result.ok, result.output)
+            self.log.result(self.agent_id, call_id, tool.name, status, result.ok, result.output)
         except (OSError, ValueError) as exc:  # it ran: a resumed run reports it unknown
             warnings.warn(f"call log: the result of {call_id} was not written ({exc})",
-                          RuntimeWarning, stacklevel=2)
-        return status, result
+                          RuntimeWarning, stacklevel=3)
 
     def _refusal(self, call_id: str, name: str, tool: Tool | None,
                  position: int) -> Verdict | None:
@@ -141,8 +153,6 @@ class CallPath:
 
     def _permission(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
         """The permission table's answer: None to run, else the reason the model reads."""
-        if self.permissions is None:
-            return None
         decision = self.permissions.decide(tool)
         if decision != "ask":
             return self.permissions.check(tool, arguments, decision)

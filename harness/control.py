@@ -28,13 +28,8 @@ class Budget:
     exhausted: str | None = None  # once a limit has said no, it says no to every agent
     parent: Budget | None = None  # a caller's budget (within=): spent from too
 
-    def __post_init__(self) -> None:
-        for name, limit in self.limits().items():
-            if limit is not None and limit < 1:
-                raise ValueError(f"max_{name} must be at least 1, or None for no limit")
-
     def check(self, name: str, more: int = 0) -> None:
-        """Raise `RunOver` if spending ``more`` of ``name`` passes its limit, or any limit did."""
+        """`RunOver` if spending ``more`` of ``name`` passes its limit (or one did before)."""
         limit = getattr(self, name)
         if limit is not None and self.used[name] + max(more, 1) > limit:
             self.exhausted = LIMITS[name]
@@ -98,15 +93,13 @@ class RunControl:
             raise RunOver(reason)
 
     def next_turn(self, estimate: int = 0, *, turn: bool = True) -> None:
-        """Before a model request (of about ``estimate`` input tokens): stop, or count it.
-        ``turn=False``: a request that is not this agent's turn (a summary) spends the
-        budget, not ``max_turns``."""
+        """Before a model request of about ``estimate`` input tokens: stop, or count it
+        (``turn=False``: a request that is not this agent's turn spends only the budget)."""
         self.check()
         if turn and self.turns >= self.max_turns:
             raise RunOver("turn_limit")
         self.budget.check("requests")
-        if self.budget.input_tokens is not None:
-            self.budget.check("input_tokens", estimate)
+        self.budget.check("input_tokens", estimate)
         self.turns += turn
         self.budget.spend("requests")
 

@@ -11,12 +11,12 @@ refused already, ``event.runnable`` False, stays refused), a ``stop`` hook refus
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from .events import EVENTS, Event
-from .extend import aliases, discover, harness_tools
+from .extend import CORE_TOOLS, REGISTERED, discover
 from .tools import Tool
 
 ALIASES = {  # Claude Code's hook names: the events they are
@@ -28,7 +28,6 @@ ALIASES = {  # Claude Code's hook names: the events they are
 HOOK_NAMES = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "stop", "subagent_stop")
 ANSWERING = ("tool_call", "stop")  # events whose hooks may say no with a string
 DECISIONS = ("allow", "ask", "deny")
-NOTHING: tuple[None, tuple] = (None, ())  # no answer, no error: what most events get
 
 
 class Hooks:
@@ -45,21 +44,15 @@ class Hooks:
         self._callbacks.setdefault(event, []).append((name, fn))
         return fn
 
-    def answers(self, event_type: str) -> bool:
-        """True if hooks listen to ``event_type`` and may say no to it (tool_call, stop)."""
-        return event_type in ANSWERING and bool(self._callbacks.get(event_type))
+    def listening(self, event_type: str) -> bool:
+        """Does a hook listen to events of this type (an event's name, not an alias)?"""
+        return event_type in self._callbacks
 
-    def listening(self, name: str) -> bool:
-        return bool(self._callbacks.get(event_of(name)))
-
-    def fire(self, event: Event) -> tuple[str | None, Sequence[tuple[str, str]]]:
+    def fire(self, event: Event) -> tuple[str | None, list[tuple[str, str]]]:
         """Run the callbacks of ``event``'s type in order: (the answer, ``(hook, error)`` each).
         A broken callback never ends the run; a broken tool_call guard or stop check says no."""
-        callbacks = self._callbacks.get(event.type)
-        if not callbacks:  # most events: no hook listens to them
-            return NOTHING
         errors = []
-        for name, fn in callbacks:
+        for name, fn in self._callbacks.get(event.type, ()):
             try:
                 answer = fn(event)
             except KeyboardInterrupt:
@@ -78,13 +71,15 @@ class Hooks:
 
 def event_of(name: str) -> str:
     """The event a hook named ``name`` receives (an event's own name, or an alias's)."""
-    if name not in EVENTS and name not in ALIASES:  # an extension's, maybe: find it
-        discover(until=lambda: name in EVENTS or name in aliases())
-    known = {**ALIASES, **aliases()}
-    if name in EVENTS or name in known:
-        return known.get(name, name)
+    def aliases() -> dict[str, str]:  # Claude Code's names, and an extension's own
+        return {**ALIASES, **{k: v for e in REGISTERED.values() for k, v in e.hooks.items()}}
+    discover(until=lambda: name in EVENTS or name in aliases())  # maybe an extension's
+    if name in EVENTS:
+        return name
+    if name in aliases():
+        return aliases()[name]
     raise ValueError(f"unknown hook {name!r}; use an event name ({', '.join(EVENTS)}) "
-                     f"or an alias ({', '.join(known)})")
+                     f"or an alias ({', '.join(aliases())})")
 
 
 class Permissions:
@@ -123,7 +118,8 @@ class Permissions:
                     and name.startswith(rule[:-1])]
         if prefixes:
             return self.rules[max(prefixes, key=len)]
-        ours = name in harness_tools() if isinstance(tool, str) else tool.harness_tool
+        made = {*CORE_TOOLS, *(n for e in REGISTERED.values() for n in e.tools)}
+        ours = name in made if isinstance(tool, str) else tool.harness_tool
         return "allow" if ours else self.default
 
     def offered(self, tool: Tool) -> bool:

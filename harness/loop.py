@@ -2,7 +2,7 @@
 
     run(task) -> messages = [system, (earlier turns), user]           run_start event
       loop:
-        ask      the budget, what is sent, the tool_choice -> model.complete(...)
+        ask      what is sent, the tool_choice, then the request (budget, clock, events)
         tools?   each call down the one path (calls.py) -> one tool message each
         answer?  a mechanism may push back (the stop gate); otherwise: completed
       until RunOver(outcome) is raised: by the budget, a failed request, the answer
@@ -22,8 +22,8 @@ from typing import Any
 
 from .calls import CallPath
 from .control import RunControl
-from .door import Door
 from .events import TRANSIENT, Event, notify, so_far
+from .door import Door
 from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
@@ -41,15 +41,12 @@ class Run:
         self.agent_id = agent.agent_id
         self.messages: list[dict] = []
         self.events: list[Event] = []
-        self.streamed: list[dict] = []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
         self.door = Door(self, {"plan_first": plan_first, "plan": plan or []})
-        self.mechanisms = []  # fresh for this run, from the agent's stack (stack.py)
-        for layer in agent.stack:
-            if (mechanism := layer.make(self.door)) is not None:
-                mechanism.door = self.door
-                self.mechanisms.append(mechanism)
+        self.mechanisms = [m for layer in agent.stack if (m := layer.make(self.door)) is not None]
+        for mechanism in self.mechanisms:  # fresh for this run, from the stack (stack.py)
+            mechanism.door = self.door
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
@@ -58,8 +55,9 @@ class Run:
 
     def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
         """Run to an outcome; return everything the run produced, however it ended."""
-        started, end, model = time.monotonic(), RunOver("model_error"), self.agent.model
+        started, end = time.monotonic(), RunOver("model_error")
         try:
+            model = self.agent.model
             prompts = [self.agent.system, *(m.prompt() for m in self.mechanisms)]
             self.messages += [{"role": "system", "content": "\n\n".join(filter(None, prompts))},
                               *history, {"role": "user", "content": task}]
@@ -90,8 +88,7 @@ class Run:
             else:
                 self.answer(reply)
 
-    def ask(self) -> ModelReply:
-        """The agent's turn: what is sent, the tool_choice, then the request."""
+    def ask(self) -> ModelReply:  # the agent's turn: what is sent, the tool_choice, the request
         sent, choice = self.messages, "auto" if self.schemas else None
         for mechanism in self.mechanisms:  # what is sent: the transcript itself stays whole
             sent = mechanism.before_request(sent)
@@ -101,31 +98,27 @@ class Run:
 
     def request(self, sent: list[dict], tools: list[dict], choice: Any, *,
                 purpose: str | None = None, model: Any = None) -> ModelReply:
-        """One model request, the agent's turn or (``purpose``) a mechanism's: the budget,
-        the clock and cancel, the events; the agent's reply joins the transcript."""
+        """One model request, the agent's turn or (``purpose``) a mechanism's (door.ask)."""
         estimate = 0 if self.control.budget.input_tokens is None else estimate_tokens(
-            sum(map(message_chars, sent)) + len(json.dumps(tools)))  # for the budget
+            sum(map(message_chars, sent)) + len(json.dumps(tools)))
         self.control.next_turn(estimate, turn=purpose is None)  # cancel, time, budget: stop
         tag = {"purpose": purpose} if purpose else {}
         shaped = {"sent": list(sent)} if sent is not self.messages and not purpose else {}
         self.emit("model_request", turn=self.control.turns, n_messages=len(sent),
-                  tool_choice=choice, **tag, **shaped)  # shaped: by a mechanism (lesson 13)
-        report = partial(self.control.relay, self.emit)
-        self.streamed = []
+                  tool_choice=choice, **tag, **shaped)  # shaped by a mechanism (13)
+        report, self.streamed = partial(self.control.relay, self.emit), []  # what came so far
         try:  # with a cancel or a deadline, a request that hangs cannot hold the run
             reply = self.control.wait(lambda: ask(model or self.agent.model, sent, tools,
                                                   choice, report, purpose))
-        except ModelError as exc:  # a failed request, a model object that raised or exited
-            if purpose:
-                raise
-            raise RunOver("model_error", error=str(exc)) from None
+        except ModelError as exc:  # a failed request; a mechanism's says so itself
+            raise exc if purpose else RunOver("model_error", error=str(exc)) from None
         except BaseException:  # stopped mid-reply (cancel, time, Interrupt): keep what came
             if self.streamed:
                 self.emit("model_partial", **so_far(self.streamed))
             raise
         self.control.budget.spend("input_tokens",  # a count below the estimate is not believed
                                   max(reply.usage.get("prompt_tokens", 0), estimate))
-        message = reply.message() if purpose else self.calls.unique_ids(reply).message()
+        message = (reply if purpose else self.calls.unique_ids(reply)).message()
         if not purpose:
             self.messages.append(message)
         self.emit("model_reply", message=copy_message(message), usage=reply.usage,
@@ -163,8 +156,8 @@ class Run:
         if reply.refusal or reply.finish_reason in ("content_filter", "length", "max_tokens"):
             cut = reply.finish_reason in ("length", "max_tokens") and not reply.refusal
             raise RunOver("truncated" if cut else "refused", final=text)  # never "completed"
-        answer = Answer(text, self.control.turns_left() <= 0, refusal)
         for mechanism in self.mechanisms:  # the stop gate (07), a refused answer (11)
+            answer = Answer(text, self.control.turns_left() <= 0, refusal)
             if self.note(mechanism.on_answer(answer)):
                 return  # pushed back: the next request carries why
         raise RunOver("completed", final=text)
@@ -172,8 +165,7 @@ class Run:
     def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
-    def unanswered(self, calls: list[dict], start: int) -> list[dict]:
-        """The round's calls still without a tool message (they are answered in order)."""
+    def unanswered(self, calls: list[dict], start: int) -> list[dict]:  # answered in order
         return calls[sum(m["role"] == "tool" for m in self.messages[start:]):]
 
     def note(self, notes: Iterable[Note]) -> bool:
@@ -187,13 +179,14 @@ class Run:
 
     def emit(self, type_: str, **data: Any) -> str | None:
         """Record an event, show it to observers, run its hooks; return a hook's "no"."""
-        event, hooks = Event(type_, self.agent_id, self.depth, data), self.agent.hooks
+        event = Event(type_, self.agent_id, self.depth, data)
         self.forward(event)
         if type_ in TRANSIENT:  # streamed text: for observers, and a stopped reply's record
             self.streamed.append(data)
+        if type_ in TRANSIENT or not self.agent.hooks.listening(type_):
             return None
-        fire = partial(hooks.fire, event)  # a slow guard or check cannot hold the run:
-        answer, errors = self.control.wait(fire) if hooks.answers(type_) else fire()
+        fire = partial(self.agent.hooks.fire, event)  # a slow guard or check cannot hold it
+        answer, errors = self.control.wait(fire) if type_ in ("tool_call", "stop") else fire()
         for hook, error in errors:  # a broken hook is reported; the run goes on
             warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
             if type_ != "hook_error":  # a broken hook_error hook is only warned about
@@ -205,12 +198,3 @@ class Run:
         if event.type not in TRANSIENT:
             self.events.append(event)
         self.sink(event)
-
-    def run_child(self, child: Any) -> Any:
-        """Run a sub-agent in this run (subagent.py chose what it gets); its events join ours."""
-        self.emit("subagent_start", child_id=child.agent_id, task=child.task)
-        run = Run(self.agent.for_child(child), self.control.child(child.max_turns),
-                  depth=self.depth + 1, sink=self.forward, call_log=self.calls.log)
-        done = child.record(run.execute(child.task))
-        self.emit("subagent_end", **done.to_dict())
-        return done

@@ -1,6 +1,6 @@
 """Mechanisms: how a lesson's piece joins the loop without growing a branch in it.
 
-A mechanism is made fresh for each run from a layer of ``agent.stack`` (stack.py); at each
+A mechanism is made fresh for each run by a layer of ``agent.stack`` (stack.py); at each
 fixed point the loop asks every one, in the stack's order:
 
     the run starts        prompt(), tools()        planning: its paragraph, todo_write
@@ -14,9 +14,8 @@ fixed point the loop asks every one, in the stack's order:
     for every request     pinned()                 the plan: text compaction never drops
 
 It answers with `Note`s, or raises `RunOver` (outcomes.py) to end the run. It acts on the
-world only through ``self.door`` (door.py): a model request, a file, a clock, an event.
-Add your own: ``Agent(..., mechanisms=[MyMechanism])`` (a class, or any function of no
-arguments that makes one), or insert a `stack.Layer` into ``agent.stack`` where it belongs.
+world only through ``self.door``, its run's services (door.py), so every guarantee of the
+core holds for it. Add yours: ``Agent(..., mechanisms=[Mine])``, or a `stack.Layer`.
 """
 
 from __future__ import annotations
@@ -25,11 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .calls import Call
-from .tools import Tool
-
 if TYPE_CHECKING:
+    from .calls import Call
     from .door import Door
+    from .tools import Tool
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class Note:
 class Mechanism:
     """One lesson's piece of the loop: override only the fixed points you need."""
 
-    door: Door  # the run's services, set by the run before any fixed point
+    door: Door
 
     def prompt(self) -> str:
         return ""
@@ -84,3 +82,4 @@ class Mechanism:
 
     def pinned(self) -> str | None:
         return None
+

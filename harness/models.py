@@ -17,15 +17,14 @@ from .outcomes import ModelError, RunOver
 Message = dict[str, Any]
 Report = Callable[..., None]
 TOTALS = ("prompt_tokens", "completion_tokens", "total_tokens")
-# A reply's own fields; any other (a provider's reasoning, say) stays on the message as received.
-PARSED = frozenset({"role", "content", "tool_calls", "usage", "finish_reason"})
-WIRE = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})  # counted apart
+OWN = frozenset({"role", "content", "tool_calls", "usage", "finish_reason"})  # a reply's own
+WIRE = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})  # a message's own
 
 
 @dataclass
 class ModelReply:
-    """One assistant turn. ``extra``: provider fields that go back with the message;
-    ``made_ids``: the calls whose id the harness made up (the model sent none)."""
+    """One assistant turn. ``extra``: fields the provider added, which go back with the
+    message (DeepSeek's reasoning); ``made_ids``: the calls whose id the harness made up."""
 
     content: str | None
     tool_calls: list[dict] = field(default_factory=list)
@@ -37,17 +36,17 @@ class ModelReply:
     made_ids: tuple[int, ...] = ()
 
     def message(self) -> Message:
-        """The assistant message exactly as it goes into the transcript."""
-        if not self.tool_calls:  # the API refuses a null content without tool calls
-            return {"role": "assistant", "content": self.content or "", **self.extra}
-        return {"role": "assistant", "content": self.content, "tool_calls": self.tool_calls,
-                **self.extra}
+        """The assistant message exactly as it goes into the transcript (the API refuses a
+        null content without tool calls)."""
+        calls = {"tool_calls": self.tool_calls} if self.tool_calls else {}
+        content = self.content if calls else self.content or ""
+        return {"role": "assistant", "content": content, **calls, **self.extra}
 
 
 class ChatModel(Protocol):
-    """Anything with this method can drive an `Agent`. It may also take ``report``:
-    ``report(event_type, **data)`` tells the run what happens meanwhile (``model_delta``);
-    ``report()`` only asks whether the run goes on. Both raise `RunOver` once it stopped."""
+    """Anything with this method can drive an `Agent`. It may also take ``report``
+    (``report(event_type, **data)`` tells the run what happens meanwhile; ``report()``
+    asks whether it goes on: both raise `RunOver` once it stopped) and ``purpose``."""
 
     def complete(
         self, messages: list[Message], tools: list[dict], tool_choice: Any = None
@@ -56,11 +55,9 @@ class ChatModel(Protocol):
 
 def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
         report: Report, purpose: str | None = None) -> ModelReply:
-    """``model.complete(...)``, with ``report`` and ``purpose`` if it takes them; whatever it
-    raises becomes a `ModelError`, but a stop (`RunOver`, KeyboardInterrupt) passes through."""
-    extra = {"report": report} if takes(model.complete, "report") else {}
-    if purpose and takes(model.complete, "purpose"):
-        extra["purpose"] = purpose
+    """``model.complete(...)``; what it raises becomes a `ModelError`, but a stop passes."""
+    extra = {"report": report, "purpose": purpose}
+    extra = {k: v for k, v in extra.items() if v and takes(model.complete, k)}
     try:
         return model.complete(messages, tools, tool_choice, **extra)
     except (ModelError, RunOver, KeyboardInterrupt):
@@ -69,40 +66,35 @@ def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choic
         raise ModelError(f"{type(exc).__name__}: {exc}") from exc
 
 
-_TAKES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn: {what: bool}
+_PARAMETERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn: its parameters
 
 
 def takes(fn: Callable[..., Any], what: str) -> bool:
-    """Does ``fn`` take a keyword ``what``, or (``what="2 args"``) two positional ones?
-    Remembered for as long as the function lives (a method's: its function's)."""
-    key = getattr(fn, "__func__", fn)
-    try:
-        known = _TAKES.setdefault(key, {})
-    except TypeError:  # cannot be weakly referenced (a builtin): work it out each time
-        known = {}
-    if what not in known:
+    """Does ``fn`` take a keyword ``what``, or (``"2 args"``) two positional arguments?"""
+    key = getattr(fn, "__func__", fn)  # a method's function (remembered while it lives)
+    if key not in _PARAMETERS:
         try:
-            signature = inspect.signature(fn)
-            if what == "2 args":
-                signature.bind_partial(None, None)  # a TypeError if it cannot take two
-            known[what] = what == "2 args" or what in signature.parameters
-        except (TypeError, ValueError):  # it cannot, or it has no signature (a builtin)
-            known[what] = False
-    return known[what]
+            _PARAMETERS[key] = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # no signature (a builtin), or not weakly referable
+            return False
+    params = _PARAMETERS[key]
+    if what != "2 args":
+        return any(p.name == what or p.kind == p.VAR_KEYWORD for p in params)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                 id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
-    """An assistant message as a `ModelReply`. A call without an id gets ``<id_prefix>_<i>``;
-    arguments are *not* parsed (the tool layer refuses bad ones in words the model can
-    read). Without ``usage`` it is estimated (``estimate``: the prompt's tokens)."""
+    """An assistant message as a `ModelReply`; a call without an id gets ``<id_prefix>_<i>``.
+    Arguments are not parsed (the call path refuses bad ones in words the model reads).
+    Without ``usage`` it is estimated (``estimate``: the prompt's tokens)."""
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
-    content, refusal = message.get("content"), message.get("refusal")
-    refusal = refusal if isinstance(refusal, str) and refusal else None
-    if content is None:  # a refusal is the model's answer too
-        content = refusal
-    elif not isinstance(content, str):
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
+    content = message.get("content")
+    content = refusal or None if content is None else content  # a refusal is an answer too
+    if not isinstance(content, (str, type(None))):
         content = json.dumps(content, ensure_ascii=False)
     raw = message.get("tool_calls") or ()
     if not all(isinstance(call, dict) for call in raw):  # a hand-written step's slip
@@ -110,17 +102,17 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                          "{'name', 'arguments'}} (tool_call(name, ...) writes one)")
     calls = [{**call, "id": call.get("id") or f"{id_prefix}_{i}", "type": "function",
               "function": _function(call)} for i, call in enumerate(raw)]
-    extra = {k: v for k, v in message.items() if k not in PARSED and v is not None}
-    if usage:
-        usage = read_usage(usage)
-    else:  # the answer, the calls, and what else the model wrote (its reasoning)
-        written = sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) + 40
-                      for c in calls) + sum(len(str(v)) for k, v in extra.items() if k != "refusal")
-        completion = estimate_tokens(len(content or "") + written)
-        usage = {"prompt_tokens": estimate, "completion_tokens": completion,
-                 "total_tokens": estimate + completion, "estimated": True}
+    extra = {k: v for k, v in message.items() if k not in OWN and v is not None}
+    if usage is None:  # the answer, the calls, and what else the model wrote (its reasoning)
+        written = len(content or "") + sum(len(str(v)) for k, v in extra.items()
+                                           if k != "refusal")
+        written += sum(len(c["function"]["name"] + c["function"]["arguments"]) + 40
+                       for c in calls)
+        usage = {"prompt_tokens": estimate, "completion_tokens": estimate_tokens(written),
+                 "total_tokens": estimate + estimate_tokens(written), "estimated": True}
     made = tuple(i for i, call in enumerate(raw) if not call.get("id"))
-    return ModelReply(content, calls, usage, finish_reason, refusal, None, extra, made)
+    usage = usage if usage.get("estimated") else read_usage(usage)
+    return ModelReply(content, calls, usage, finish_reason, refusal or None, None, extra, made)
 
 
 def _function(call: dict) -> dict:
@@ -132,13 +124,14 @@ def _function(call: dict) -> dict:
 
 
 def read_usage(usage: dict) -> dict:
-    """Usage as the three totals (a provider's own total kept), ``estimated: False`` and any
-    other count given (``cached_tokens``...); a count that is not a number counts as 0."""
-    count = {k: _count(usage.get(k)) for k in TOTALS[:2]}
-    total = _count(usage.get("total_tokens")) or count["prompt_tokens"] + count["completion_tokens"]
+    """Usage as the three totals (a provider's own total kept) and any other count it gives
+    (``cached_tokens``...), ``estimated`` said; a count that is not a number counts as 0."""
+    count = {k: _count(usage.get(k)) for k in TOTALS}
+    count["total_tokens"] = count["total_tokens"] or count["prompt_tokens"] + count[
+        "completion_tokens"]
     details = {k: v for k, v in usage.items() if k.endswith("_tokens") and k not in TOTALS
                and type(v) is int}
-    return {**count, "total_tokens": total, "estimated": False, **details}
+    return {**count, "estimated": bool(usage.get("estimated")), **details}
 
 
 def _count(value: Any) -> int:
@@ -158,10 +151,7 @@ def message_chars(message: Message) -> int:
     chars = len(str(message.get("content") or "")) + 12
     for call in message.get("tool_calls") or ():
         chars += len(call["function"]["arguments"]) + 40
-    for key, value in message.items():  # a provider's own fields (its reasoning) go back
-        if key not in WIRE and value is not None:
-            chars += len(str(value))
-    return chars
+    return chars + sum(len(str(v)) for k, v in message.items() if k not in WIRE and v is not None)
 
 
 def copy_message(message: Message) -> Message:

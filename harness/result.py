@@ -19,16 +19,13 @@ if TYPE_CHECKING:
 
 
 def usage_of(events: list[Event]) -> dict:
-    """The usage of the model replies among ``events``, a sub-agent's too; a detail
-    (``cached_tokens``...) appears once a reply has counted it."""
+    """The usage of the model replies among ``events``, a sub-agent's too: every count
+    (``cached_tokens`` once a reply has one) summed; estimated if any one was."""
     total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "estimated": False}
-    for event in events:
-        if event.type == "model_reply":
-            usage = event.data["usage"]
-            for key, count in usage.items():
-                if key.endswith("_tokens") and type(count) is int:
-                    total[key] = total.get(key, 0) + count
-            total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
+    for usage in (e.data["usage"] for e in events if e.type == "model_reply"):
+        total["estimated"] = total["estimated"] or bool(usage.get("estimated"))
+        for key in usage.keys() - {"estimated"}:
+            total[key] = total.get(key, 0) + usage[key]
     return total
 
 

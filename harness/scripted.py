@@ -65,16 +65,11 @@ class ScriptMismatch(ModelError):
 
 
 class ScriptedModel:
-    """Plays back a script of replies, keeping every request in ``.requests``. A step may
-    carry ``"usage"`` (else it is estimated) and ``"finish_reason"``.
-
-    ``strict`` (on by default): a step that does not honour a forced ``tool_choice`` ends
-    the run (``model_error``, saying which step); ``strict=False`` plays it anyway, to show
-    what a model that ignores the forcing does. ``summaries``: replies for the requests a
-    mechanism makes to summarise (``purpose="summary"``), apart from the steps (None: they
-    take the next step). ``stream=True`` streams replies as a live model does;
-    ``parse=harness.live.parse_reply`` reads them so. `assert_complete()` after a run
-    fails if steps were left over."""
+    """Plays back a script of replies (a step may carry ``"usage"`` and ``"finish_reason"``),
+    keeping every request in ``.requests``. ``strict``: a step that ignores a forced
+    ``tool_choice`` ends the run (False: play it, to show such a model). ``summaries``:
+    replies to summary requests (None: they take the next step). ``stream``: reply as a
+    live model streams; ``parse=harness.live.parse_reply``: read steps as one reads."""
 
     model: str = "scripted"
     context_window: int | None = None
@@ -86,15 +81,14 @@ class ScriptedModel:
         if delay < 0 or words < 1:
             raise ValueError("delay must be >= 0 seconds and words >= 1")
         self.steps = list(steps)
-        self.strict = strict
-        self.stream = stream
-        self.delay = delay
-        self.words = words
-        self.parse = parse
+        self.strict, self.stream, self.parse = strict, stream, parse
+        self.delay, self.words = delay, words  # streaming: between chunks, words per chunk
         self.summaries = None if summaries is None else list(summaries)
         self.summarised = 0  # summaries given
         self._log: list[tuple[list[Message], int, list[dict], Any]] = []
-        self._sent: tuple[list[Message], list[Message], int] = ([], [], 0)  # list, copies, chars
+        self._sent: list[Message] = []  # the list last sent, its copies and their size
+        self._copies: list[Message] = []
+        self._chars = 0
         self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
         self._requests: list[dict] = []
 
@@ -104,11 +98,8 @@ class ScriptedModel:
         ``run`` is a `RunResult`, the path of a saved one, or a ``harness.durable.CallLog``.
         Its summaries answer the replay's summary requests, never the agent's. Not strict
         (``strict=True`` to make it so): a live model may have ignored a forcing."""
-        steps = service("runs").replies_of(run)
-        summaries = [s for s in steps if s.get("purpose") == "summary"]
-        answers = [s for s in steps if s.get("purpose") != "summary"]
-        strip = [{k: v for k, v in s.items() if k != "purpose"} for s in summaries]
-        return cls(answers, **{"summaries": strip, "strict": False, **settings})
+        answers, summaries = service("runs").steps_of(run)  # harness/context/saved.py
+        return cls(answers, **{"summaries": summaries, "strict": False, **settings})
 
     @property
     def requests(self) -> list[dict]:
@@ -124,35 +115,34 @@ class ScriptedModel:
         return max(0, len(self.steps) - len(self._log))
 
     def assert_complete(self) -> None:
-        """`AssertionError` if some steps were never asked for, saying how many and which."""
+        """`AssertionError` if steps were never asked for, saying how many and which."""
         used = len(self._log)
         left = [f"#{used + i + 1} {_shown(step)}" for i, step in enumerate(self.steps[used:])]
         if left:
+            shown = "; ".join(left[:5]) + ("; ..." if len(left) > 5 else "")
             raise AssertionError(f"ScriptedModel: {len(left)} of {len(self.steps)} steps were "
-                                 f"not used: {'; '.join(left[:5])}" + ("; ..." if len(left) > 5
-                                                                       else ""))
+                                 f"not used: {shown}")
 
     def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
                  *, report: Report | None = None, purpose: str | None = None) -> ModelReply:
         if purpose == "summary" and self.summaries is not None:
             return self._summary(messages)
-        n = len(self._log)
-        chars = self._record(messages, tools, tool_choice)
+        n, chars = len(self._log), self._record(messages, tools, tool_choice)
         if n >= len(self.steps):
-            total = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
+            steps = f"{len(self.steps)} step" + "s" * (len(self.steps) != 1)
             raise ScriptExhausted(f"ScriptedModel has no step left for request #{n + 1} (the "
-                                  f"script has {total}): add a step, or lower max_turns")
+                                  f"script has {steps}): add a step, or lower max_turns")
         step = self.steps[n]
         if callable(step):  # a step reads copies: it can never edit the run
             copies = [copy_message(m) for m in messages]
             info = RequestInfo(list(tools or []), tool_choice)
             step = step(copies, info) if takes(step, "2 args") else step(copies)
-        usage, finish = (step.get("usage"), step.get("finish_reason")) if isinstance(
-            step, dict) else (None, None)
-        reply = self.parse(step, usage, estimate=estimate_tokens(chars), finish_reason=finish,
-                           id_prefix=f"call_{n + 1}")  # unique ids across the run
-        reply.finish_reason = finish or ("tool_calls" if reply.tool_calls else "stop")
-        if self.strict and (wrong := unforced(tool_choice, reply)):
+        said = step if isinstance(step, dict) else {}
+        reply = self.parse(step, said.get("usage"), estimate=estimate_tokens(chars),
+                           finish_reason=said.get("finish_reason"), id_prefix=f"call_{n + 1}")
+        reply.finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+        if self.strict and tool_choice not in (None, "auto") and (
+                wrong := unforced(tool_choice, reply)):
             raise ScriptMismatch(f"ScriptedModel step #{n + 1} {wrong}; script the call it "
                                  "forces, or make the model with strict=False to show a model "
                                  "that ignores the forcing")
@@ -164,28 +154,26 @@ class ScriptedModel:
         if self.summarised >= len(self.summaries):
             raise ScriptExhausted(f"ScriptedModel has no summary left (it has "
                                   f"{len(self.summaries)})")
-        self.summarised += 1
-        step = self.summaries[self.summarised - 1]
-        chars = sum(map(message_chars, messages))
-        return self.parse(step, step.get("usage"), estimate=estimate_tokens(chars),
-                          finish_reason=step.get("finish_reason") or "stop")
+        step, self.summarised = self.summaries[self.summarised], self.summarised + 1
+        return self.parse(step, step.get("usage"), finish_reason=step.get("finish_reason") or
+                          "stop", estimate=estimate_tokens(sum(map(message_chars, messages))))
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
         """Keep a copy of this request; return its size in characters. A run appends to its
         list, so only the new messages are copied and counted; any other list (a compacted
         request, or one edited in place) is copied afresh."""
-        sent, copies, chars = self._sent
-        if sent is not messages or len(copies) > len(messages) or (
+        copies = self._copies
+        if self._sent is not messages or len(copies) > len(messages) or (
                 copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
-            copies, chars = [], 0  # not the same list grown (a compacted request): afresh
+            copies, self._chars = [], 0  # not the same list grown (a compacted request)
         for message in messages[len(copies):]:
             copies.append(copy_message(message))
-            chars += message_chars(message)
-        self._sent = (messages, copies, chars)
+            self._chars += message_chars(message)
+        self._sent, self._copies = messages, copies
         self._log.append((copies, len(messages), tools or [], tool_choice))
         if self._tools[0] is not tools:
             self._tools = (tools, len(json.dumps(tools)) if tools else 0)
-        return chars + self._tools[1]
+        return self._chars + self._tools[1]
 
 
 def unforced(tool_choice: Any, reply: ModelReply) -> str | None:
@@ -207,8 +195,5 @@ def _shown(step: Step) -> str:
     """A step in a few words, for `ScriptedModel.assert_complete`."""
     if callable(step):
         return f"a function ({getattr(step, '__name__', 'step')})"
-    calls = [c.get("function", {}).get("name") for c in step.get("tool_calls") or ()]
-    if calls:
-        return f"calls {', '.join(map(str, calls))}"
-    text = str(step.get("content") or "")
-    return f"says {text[:40] + '…' if len(text) > 40 else text!r}"
+    calls = [str(c.get("function", {}).get("name")) for c in step.get("tool_calls") or ()]
+    return f"calls {', '.join(calls)}" if calls else f"says {str(step.get('content'))[:40]!r}"

@@ -42,8 +42,6 @@ def to_text(value: Any) -> str:
     """A tool's return value as the text the model reads (JSON for structures)."""
     if isinstance(value, str):
         return value
-    if type(value) is int:  # the most common non-text result, and its JSON is its str()
-        return str(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:  # pydantic writes what json cannot (dates, paths, models); str() the rest

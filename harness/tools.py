@@ -61,8 +61,8 @@ class Tool:
         self.description = self.description.strip()
         self.side_effects = self.side_effects or self.writes is not None
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
-        self._schema: dict | None = None
         self._fields = tuple(self.args_model.model_fields)  # the function's keyword arguments
+        self._schema: dict | None = None
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -89,21 +89,20 @@ class Tool:
 
     def execute(self, args: BaseModel, control: RunControl | None = None) -> ToolResult:
         """Run the function; an exception (even `SystemExit`) becomes ``ok=False``, but not
-        `KeyboardInterrupt`: the person at the keyboard. ``control`` turns the result into
-        text within the time left (a ``__str__`` may never end)."""
-        text = control.text if control is not None else lambda convert, value: convert(value)
+        `KeyboardInterrupt`: the person at the keyboard. ``control`` makes the result text
+        within the time left (a ``__str__`` may never end)."""
+        text = (control or RunControl(1)).text
         kwargs = {name: getattr(args, name) for name in self._fields}
-        if self.control:
-            kwargs[self.control] = control
         try:
-            value = self.fn(**kwargs)
-            ok = bool(value.ok) if isinstance(value, ToolResult) else True
-            value = value.output if isinstance(value, ToolResult) else value
-            return ToolResult(ok, cap(text(to_text, value), self.max_output))
+            value = self.fn(**kwargs, **({self.control: control} if self.control else {}))
+            ok, out = (bool(value.ok), value.output) if isinstance(value, ToolResult) else (
+                True, value)
+            out = out if type(out) is str else str(out) if type(out) is int else text(to_text, out)  # noqa: E501
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the model reads the reason and goes on
-            return ToolResult(False, cap(text(error_line, exc), self.max_output))
+            ok, out = False, text(error_line, exc)
+        return ToolResult(ok, out if len(out) <= self.max_output else cap(out, self.max_output))
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
@@ -137,7 +136,9 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
             doc = arg_docs.get(pname)  # None would erase an Annotated Field's description
             fields[pname] = (param.annotation, Field(default, description=doc) if doc else default)
         model = create_model(f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
-        return Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
+        made = Tool(name or f.__name__, summary or f.__name__, model, f, max_output=max_output,
                     writes=writes, side_effects=side_effects, control=control)
+        made.schema()  # built now: a type pydantic cannot describe fails here, not in a run
+        return made
 
     return build(fn) if fn is not None else build

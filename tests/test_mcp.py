@@ -130,6 +130,9 @@ class _FakeDoor:
     def emit(self, *a, **k):
         return None
 
+    def within_clock(self, fn):  # ServerTools starts its servers through the door
+        return fn()
+
 
 def test_call_log_replay_never_repeats_a_destructive_mcp_call(tmp_path):
     ws = Workspace.sample(tmp_path / "ws")

@@ -1,19 +1,26 @@
 """Context that outlives the window (lesson 13): compaction of what each request sends,
 while the run's transcript keeps every message. Registered as the ``context`` extension:
 its settings are `Agent` keywords (``context_window=8000``), its layer is ``compaction``,
-last in ``agent.stack``. It also lends the core the ``runs`` service: a run on disk."""
+last in ``agent.stack``; a run whose request cannot fit its window ends
+``context_overflow``. It also lends the core the ``runs`` service: a run on disk."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..extend import Extension, register
 from ..stack import Layer
 from . import saved
-from .compaction import Compaction, request_tokens
+from ..models import estimate_tokens
+from .compaction import OVERFLOW, Compaction, check_fixed, compact_schema, request_tokens
 
-__all__ = ["Compaction", "ContextSettings", "request_tokens"]
+__all__ = ["Compaction", "ContextSettings", "check_fixed", "request_tokens"]
+# tokens the core adds to every request of an agent that plans / delegates (its paragraph
+# and todo_write: ~290 today; delegate_task: ~150), counted a little under: the check at
+# Agent() must never refuse what the first request, which measures them, would accept
+HARNESS_TOKENS = {"planning": 250, "subagents": 120}
 
 
 @dataclass(frozen=True)
@@ -39,11 +46,17 @@ class ContextSettings:
 
 
 def compaction_layer(agent: Any) -> Layer | None:
-    """The agent's `Compaction` layer, if it has a window (its own, or its model's)."""
+    """The agent's `Compaction` layer, if it has a window (its own, or its model's).
+
+    `ValueError` if the window cannot hold the fixed part of a request with room to work
+    (`check_fixed`): counted here from what the agent knows (its system prompt, its tools'
+    schemas, the harness's own tools and paragraphs); the task and the plan are counted
+    too at the first request, which ends the run ``context_overflow`` instead."""
     o = agent.options["context"]
     window = o.context_window or getattr(agent.model, "context_window", None)
     if not window:
         return None
+    check_fixed(window, o.compact_at, fixed_part(agent))
 
     def make(door: Any) -> Compaction:
         root = next((t.fn.__self__.root for t in agent.tools.values()  # the workspace, if any
@@ -53,8 +66,22 @@ def compaction_layer(agent: Any) -> Layer | None:
     return Layer("compaction", make, order=90, tools=("compact",))  # last: it bounds what the others sent
 
 
+def fixed_part(agent: Any) -> dict[str, int]:
+    """What every request of ``agent`` holds before its task, in tokens: the part of
+    the fixed part known when the agent is made."""
+    offered = getattr(agent.permissions, "offered", None) or (lambda tool: True)
+    schemas = [*(t.schema() for t in agent.tools.values() if offered(t)), compact_schema()]
+    s = agent.settings
+    harness = sum(n for name, n in HARNESS_TOKENS.items() if getattr(s, name, False))
+    return {"system prompt": estimate_tokens(len(agent.system or "") + 12),
+            "tool schemas": estimate_tokens(len(json.dumps(schemas))),
+            "the harness's tools and prompts": harness}
+
+
 register(Extension(
     "context", settings=ContextSettings, layer=compaction_layer, tools=("compact",),
     events={"pre_compact": "before_tokens, asked (the model called compact)",
-            "compaction": "before_tokens, after_tokens, stubbed, summarised, window"},
+            "compaction": "before_tokens, after_tokens, stubbed, summarised, window",
+            "summary_failed": "error, messages (kept whole: no summary replaces them)"},
+    outcomes=(OVERFLOW,),
     hooks={"post_compact": "compaction"}, services={"runs": saved}))

@@ -87,3 +87,12 @@ def replies_of(run: Any) -> list[dict]:
                 step["purpose"] = event["purpose"]
             steps.append(step)
     return steps
+
+
+def steps_of(run: Any) -> tuple[list[dict], list[dict]]:
+    """A run's replies as `ScriptedModel` steps: the agents', and its summaries apart."""
+    steps = replies_of(run)
+    answers = [s for s in steps if s.get("purpose") != "summary"]
+    summaries = [{k: v for k, v in s.items() if k != "purpose"} for s in steps
+                 if s.get("purpose") == "summary"]
+    return answers, summaries

@@ -12,6 +12,11 @@ the call log). The list is read when the server starts and fixed for each run; a
 that says its list changed is read again before the next run (an ``mcp_server`` event
 says what changed). A server that fails to start or dies leaves the run going without
 its tools, and says why. The core of `harness` never imports this package.
+
+Like every extension it uses nothing but its run's door (door.py): starting a server
+and reading its list happen within the run's clock (a server that hangs at its start
+cannot hold a run past ``max_seconds`` or its cancel: it is stopped, and the run ends),
+and the ``mcp_server`` events go out through ``door.emit``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 from ..extend import Extension, register
 from ..mechanism import Mechanism
+from ..outcomes import RunOver
 from ..stack import Layer
 from ..tools import Tool
 from .config import load_mcp_config, servers_from
@@ -46,27 +52,33 @@ def check_servers(servers: list[Any]) -> None:
 
 
 class ServerTools(Mechanism):
-    """The run's tools from its servers, read once when the run starts. What happened to
-    each server (started, changed, failed) is an ``mcp_server`` event, recorded before
-    the run's first request."""
+    """The run's tools from its servers, read once when the run starts, within the run's
+    clock. What happened to each server (started, changed, failed) is an ``mcp_server``
+    event, recorded before the run's first request; a run that stopped while a server
+    started (its deadline, its cancel) ends there."""
 
-    def __init__(self, servers: Iterable[MCPServer], emit: Any, taken: Iterable[str] = ()) -> None:
-        self.emit, self.pending, self.made = emit, [], []
+    def __init__(self, servers: Iterable[MCPServer], door: Any, taken: Iterable[str] = ()) -> None:
+        self.door = door  # the run sets it again; starting the servers needs it now
+        self.pending: list[dict] = []
+        self.made: list[Tool] = []
+        self.over: RunOver | None = None  # the run stopped while a server was starting
         taken = set(taken)
         for server in servers:
-            self.made += self._join(server, taken)
+            if self.over is None:
+                self.made += self._join(server, taken)
 
     def _join(self, server: MCPServer, taken: set[str]) -> list[Tool]:
         before = {t.name for t in server.listing}
         fresh = not server.running
         try:
-            if fresh:
-                server.start()
-            changed = server.refresh()
+            changed = self.door.within_clock(lambda: _ready(server, fresh))
+        except RunOver as over:  # out of time or cancelled: the server must not linger
+            self.over = over
+            server.kill(f"the run stopped ({over.outcome}) while it was starting")
+            return self._failed(server, f"the run stopped ({over.outcome}) before it was "
+                                        "ready; the harness stopped it")
         except Exception as exc:
-            self.pending.append(dict(server=server.name, status="failed", tools=[],
-                                     error=str(exc)[:500]))
-            return []
+            return self._failed(server, str(exc))
         made, left = tools_of(server, taken)
         taken.update(t.name for t in made)
         now = {t.name for t in server.listing}
@@ -78,13 +90,28 @@ class ServerTools(Mechanism):
                                      removed=sorted(before - now) if changed else []))
         return made
 
+    def _failed(self, server: MCPServer, error: str) -> list[Tool]:
+        self.pending.append(dict(server=server.name, status="failed", tools=[],
+                                 error=error[:500]))
+        return []
+
     def tools(self) -> list[Tool]:
         return self.made
 
     def before_request(self, messages: list[dict]) -> list[dict]:
         while self.pending:  # after run_start, before the first request
-            self.emit("mcp_server", **self.pending.pop(0))
+            self.door.emit("mcp_server", **self.pending.pop(0))
+        if self.over is not None:
+            raise self.over
         return messages
+
+
+def _ready(server: MCPServer, fresh: bool) -> bool:
+    """Start ``server`` if it is not running, and read its list again if it changed
+    (True if it was read again). Its own waits are bounded too (``connect_timeout``)."""
+    if fresh:
+        server.start()
+    return server.refresh()
 
 
 @dataclass(frozen=True)
@@ -103,7 +130,7 @@ def servers_layer(agent: Any) -> Layer | None:
     check_servers(servers)  # checked now, when the agent is made
 
     def make(door: Any) -> ServerTools | None:
-        return None if door.depth else ServerTools(servers, door.emit, taken=agent.tools)
+        return None if door.depth else ServerTools(servers, door, taken=agent.tools)
 
     def close() -> None:
         for server in servers:

@@ -13,10 +13,13 @@ run is handed to that loop and waited for here, with the run's clock and cancel:
 
 A call that outlives the run's deadline, its cancel or the server's ``timeout`` stops
 the server at once (its process group is killed): a server that hangs once cannot be
-trusted with the next call, and one stopped mid-call must not go on writing. Every way
+trusted with the next call, and one stopped mid-call must not go on writing. A start
+waits at most ``connect_timeout``; a run waits for it within its own clock (ServerTools,
+through its door) and, if the run stops first, stops the server (`kill`). Every way
 a server can fail (it never starts, crashes, hangs, floods its output) ends as a
-`ToolResult` the model reads, or as an ``mcp_server`` event: never as the run's end.
-A stopped server starts again for the next run.
+`ToolResult` the model reads, or as an ``mcp_server`` event: never as the run's end
+(only the run's own deadline or cancel ends it). A stopped server starts again for the
+next run.
 """
 
 from __future__ import annotations
@@ -160,6 +163,11 @@ class MCPServer:
             thread.join(2)
         self._thread = self._client = None
         _open.discard(self)
+
+    def kill(self, why: str) -> None:
+        """Stop it now, from any thread, without waiting: a start or a call the run gave
+        up on (a stdio server's process group is killed). ``why`` becomes its error."""
+        self._kill(why)
 
     def _kill(self, why: str) -> None:
         self.error = self.error or f"the harness stopped it: {why}"

@@ -13,25 +13,36 @@ Only the index (each skill's name and description) goes in the system prompt. Th
 body enters the conversation when the model calls ``load_skill(name)``, a tool on the
 one call path like any other (capped, counted in the budget, seen by hooks); files
 beside it are read with the workspace's file tools. `Agent(..., skills=folder)`.
+
+A skill is read only from regular files inside its folder, as ``read_file`` reads
+(harness/workspace/files.py): no link followed at any step, never a FIFO or a device,
+at most `MAX_FILE` bytes. `load_skill` reads through the run's door (door.py), within
+the run's clock; a file it may not read is a result the model reads, and the index
+made when the agent is made skips it and says why in ``problems``.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..extend import Extension, register
 from ..mechanism import Mechanism
 from ..stack import Layer
-from ..tools import Tool, tool
+from ..tools import Tool, ToolResult, tool
+from ..workspace.files import Files
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 MAX_NAME, MAX_DESCRIPTION = 64, 1_024  # as the Agent Skills format has them
 MAX_BODY = 12_000  # characters of a body load_skill returns
+MAX_FILE = 1_000_000  # bytes a SKILL.md may hold: a bigger one is not read
 MAX_SKILLS = 50  # skills in the index
 MAX_FILES = 20  # files named beside a body
+MAX_LOOKED_AT = 1_000  # names looked at to find them
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,11 @@ class Skill:
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    @property
+    def file(self) -> str:
+        """Its SKILL.md, relative to the skills folder."""
+        return f"{self.folder.name}/SKILL.md"
 
 
 class Skills:
@@ -64,17 +80,22 @@ class Skills:
         if not self.folder.is_dir():
             raise FileNotFoundError(f"no skills folder at {self.folder}: it holds one folder "
                                     "per skill, each with a SKILL.md")
-        for path in sorted(self.folder.glob("*/SKILL.md")):
-            try:
-                skill = read_skill(path)
-            except ValueError as exc:
-                self.problems.append(f"{path.parent.name}/SKILL.md: {exc}")
-                continue
-            if len(self.skills) >= MAX_SKILLS:
-                self.problems.append(f"{path.parent.name}: past the {MAX_SKILLS} skills "
-                                     "an index may hold")
-                continue
-            self.skills[skill.name] = skill
+        for name in skill_folders(self.folder, self.problems):
+            self._add(name)
+
+    def _add(self, name: str) -> None:
+        """Read ``name/SKILL.md`` into the index, or say in ``problems`` why not."""
+        where = f"{name}/SKILL.md"
+        try:
+            text = Files.read_text(self.folder, where, MAX_FILE)
+            skill = read_skill(text, self.folder / where)
+        except ValueError as exc:
+            self.problems.append(f"{where}: {refused(self.folder, where, exc)}")
+            return
+        if len(self.skills) >= MAX_SKILLS:
+            self.problems.append(f"{name}: past the {MAX_SKILLS} skills an index may hold")
+            return
+        self.skills[skill.name] = skill
 
     def __repr__(self) -> str:
         return f"Skills({self._shown(self.folder)!r}: {', '.join(self.skills) or 'none'})"
@@ -92,23 +113,40 @@ class Skills:
                 "one, call load_skill with its name before you start, and follow it.\n"
                 + "\n".join(lines))
 
-    def load(self, name: str) -> str:
-        """A skill's body, read from disk now, and the files beside it."""
+    def load(self, name: str, door: Any = None) -> str:
+        """A skill's body, read from disk now, and the files beside it; `ValueError` says
+        why not. ``door``: a run's (read within its clock); without, the same checks."""
         skill = self.skills.get(name)
         if skill is None:
             known = ", ".join(self.skills) or "none"
             raise ValueError(f"no skill named {name[:64]!r}; the skills are: {known}")
-        body = split_frontmatter(skill.path.read_text(encoding="utf-8"))[1].strip()
+        door = door or NO_RUN
+        try:
+            text = door.read_file(self.folder, skill.file, limit=MAX_FILE)
+        except ValueError as exc:
+            raise ValueError(f"the skill {name!r} cannot be loaded: "
+                             f"{refused(self.folder, skill.file, exc)}") from None
+        body = split_frontmatter(text)[1].strip()
         if len(body) > self.max_body:
             body = (f"{body[:self.max_body]}\n[cut: the body has {len(body):,} characters; "
                     f"the first {self.max_body:,} are shown]")
-        files = sorted(p for p in skill.folder.rglob("*") if p.is_file() and p != skill.path)
-        listed = [self._shown(p) for p in files[:MAX_FILES]]
-        if len(files) > MAX_FILES:
-            listed.append(f"... and {len(files) - MAX_FILES} more")
-        more = ("\n\nFiles of this skill (read them with read_file when the body points "
-                "to them): " + ", ".join(listed)) if listed else ""
+        more = self._beside(skill, door)
         return f"Skill {skill.name} ({self._shown(skill.path)}):\n\n{body}{more}"
+
+    def _beside(self, skill: Skill, door: Any) -> str:
+        """The line naming the files beside a body: regular files inside its folder."""
+        try:
+            files, more = door.within_clock(lambda: Files.list_files(
+                self.folder, skill.folder.name, MAX_LOOKED_AT))
+        except ValueError:  # the folder became a link since its SKILL.md was read
+            return ""
+        files = [f for f in files if f != "SKILL.md"]
+        listed = [self._shown(skill.folder / f) for f in files[:MAX_FILES]]
+        if len(files) > MAX_FILES or more:
+            listed.append(f"... and {len(files) - MAX_FILES} more" if len(files) > MAX_FILES
+                          else "... and more")
+        return ("\n\nFiles of this skill (read them with read_file when the body points "
+                "to them): " + ", ".join(listed)) if listed else ""
 
     def _shown(self, path: Path) -> str:
         try:
@@ -117,12 +155,55 @@ class Skills:
             return path.name
 
 
-def read_skill(path: Path) -> Skill:
-    """A SKILL.md's name and description, checked; `ValueError` says what is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot be read ({exc})") from None
+class _NoRun:
+    """What `Skills.load` reads through outside a run: the door's checks, no clock."""
+
+    @staticmethod
+    def read_file(root: str | os.PathLike, path: str, *, limit: int) -> str:
+        return Files.read_text(root, path, limit)
+
+    @staticmethod
+    def within_clock(fn: Any) -> Any:
+        return fn()
+
+
+NO_RUN = _NoRun()
+
+
+def skill_folders(folder: Path, problems: list[str]) -> list[str]:
+    """The names of the folders in ``folder`` that hold a SKILL.md (of any kind: reading
+    it checks it), sorted; a link in ``folder`` is not followed, and ``problems`` says so."""
+    names = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda entry: entry.name)[:MAX_LOOKED_AT]:
+            if entry.is_symlink():
+                problems.append(f"{entry.name}: a link, not followed: a skill is a folder "
+                                "inside the skills folder")
+            elif entry.is_dir(follow_symlinks=False) and os.path.lexists(
+                    os.path.join(entry.path, "SKILL.md")):
+                names.append(entry.name)
+    return names
+
+
+def refused(folder: Path, where: str, exc: ValueError) -> str:
+    """Why ``folder/where`` was not read, in words for whoever put a link there (the
+    file check says a link appeared while it was used: true of a race, not of a link)."""
+    path = folder
+    for part in PurePosixPath(where).parts:
+        path = path / part
+        try:
+            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            break
+        if is_link:
+            return (f"'{where}' goes through a link ('{part}'), not followed: a skill is "
+                    "read only from regular files inside its folder")
+    return str(exc)
+
+
+def read_skill(text: str, path: Path) -> Skill:
+    """The name and description of the SKILL.md at ``path`` holding ``text``, checked;
+    `ValueError` says what is wrong."""
     fields, _ = split_frontmatter(text)
     if not fields:
         raise ValueError("no frontmatter: start the file with ---, a name: line, a "
@@ -177,7 +258,8 @@ def _printable(text: str) -> str:
 
 
 class SkillIndex(Mechanism):
-    """One run's skills: the index in the system prompt, and the ``load_skill`` tool."""
+    """One run's skills: the index in the system prompt, and the ``load_skill`` tool,
+    which reads through the run's door."""
 
     def __init__(self, skills: Skills) -> None:
         self.skills = skills
@@ -188,20 +270,27 @@ class SkillIndex(Mechanism):
     def tools(self) -> list[Tool]:
         if not self.skills.skills:
             return []
-        skills = self.skills
+        index = self
 
-        @tool(max_output=skills.max_body + 2_000)
-        def load_skill(name: str) -> str:
+        @tool(max_output=self.skills.max_body + 2_000)
+        def load_skill(name: str) -> str | ToolResult:
             """Load a skill's instructions by name (the skills are listed in the system
             prompt). Call it when a task matches a skill, before you start.
 
             Args:
                 name: the skill's name, exactly as listed.
             """
-            return skills.load(name)
+            return index.load(name)
 
         load_skill.harness_tool = True  # made by the harness for the run: allowed
         return [load_skill]
+
+    def load(self, name: str) -> str | ToolResult:
+        """`Skills.load` through the door; what it refuses is a result the model reads."""
+        try:
+            return self.skills.load(name, self.door)
+        except ValueError as exc:
+            return ToolResult(False, f"Error: {exc}")
 
 
 def skills_of(value: Any) -> Skills:

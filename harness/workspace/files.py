@@ -13,6 +13,8 @@ workspace). A write goes to a temporary file in the same folder, then an atomic
 rename replaces the old name: readers see the old text or the new, never half, and a
 hard link elsewhere is never written through. Errors name the path as the model wrote
 it, never the absolute root. (Windows has no ``dir_fd``: there paths are opened whole.)
+`list_files` names the regular files under a folder the same way: no link followed, and
+nothing opened but folders.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ class Files:
     def write_text(root: str | os.PathLike, path: str, text: str) -> None:
         data = text.encode("utf-8", "replace")
         write_bytes(Path(root).resolve(), parts_of(path), path, data)
+
+    @staticmethod
+    def list_files(root: str | os.PathLike, path: str, limit: int) -> tuple[list[str], bool]:
+        """The regular files under the folder ``root/path`` (`list_files`)."""
+        return list_files(Path(root).resolve(), parts_of(path), path, limit)
 
 
 def parts_of(path: str) -> tuple[str, ...]:
@@ -215,3 +222,53 @@ def _error(exc: OSError, path: str) -> PathError:
     if exc.errno == errno.ENOENT:
         return PathError(f"'{path}' does not exist; list_files shows what does")
     return PathError(f"cannot use '{path}': {exc.strerror or type(exc).__name__}")
+
+
+MAX_DEPTH = 8  # folders below the one listed that list_files enters
+
+
+def list_files(root: Path, parts: tuple[str, ...], path: str, limit: int) -> tuple[list[str], bool]:
+    """The regular files under the folder ``root/parts`` (``()``: the root itself), as
+    sorted paths relative to it, and True if some were left unlooked at. Folders are
+    opened as `read_text` opens them, no link followed; only names and their types are
+    read, so a FIFO or a device is skipped, never opened. At most ``limit`` names are
+    looked at, at most `MAX_DEPTH` folders deep."""
+    found: list[str] = []
+    with _folder(root, parts, path, create=False) as folder:
+        more = _guard(lambda: _walk(folder, "", found, [limit], MAX_DEPTH), path)
+    return sorted(found), more
+
+
+def _walk(folder: int | Path, prefix: str, found: list[str], left: list[int], depth: int) -> bool:
+    """Add the regular files under ``folder`` to ``found``; True if ``left[0]`` (the names
+    still to look at) ran out, or a folder was too deep to enter."""
+    with os.scandir(folder) as entries:
+        listed = sorted(entries, key=lambda entry: entry.name)
+    more = False
+    for entry in listed:
+        if left[0] <= 0:
+            return True
+        left[0] -= 1
+        if entry.is_file(follow_symlinks=False):
+            found.append(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            more = _walk_into(folder, entry.name, f"{prefix}{entry.name}/", found, left,
+                              depth) or more
+    return more
+
+
+def _walk_into(folder: int | Path, name: str, prefix: str, found: list[str], left: list[int],
+               depth: int) -> bool:
+    """`_walk` the folder ``name`` inside ``folder``, opened without following a link."""
+    if depth <= 0:
+        return True
+    inner = None
+    try:
+        if isinstance(folder, int):
+            inner = os.open(name, FOLDER_FLAGS, dir_fd=folder)
+        return _walk(folder / name if inner is None else inner, prefix, found, left, depth - 1)
+    except OSError:  # a link since it was listed, gone, or not ours to read: not entered
+        return False
+    finally:
+        if inner is not None:
+            os.close(inner)
