@@ -28,9 +28,9 @@ LAZY = {  # name: its module. TodoItem, TodoList: pydantic models cost ~60 ms to
     "CommandTool": "harness.workspace.commands", "ask_on_stdin": "harness.ui.approval",
     "doctor": "harness.ui.doctor"}
 MODULES = {"planning": "harness.planning", "reminder": "harness.reminder", "todo": "harness.todo",
-           "subagent": "harness.subagent", "verify": "harness.verify"}  # as lessons read
-SHIPPED = ("harness.context", "harness.workspace", "harness.waiting", "harness.live",
-           "harness.skills", "harness.mcp")  # each registers itself (extend.py)
+           "subagent": "harness.subagent", "verify": "harness.durable.verify"}  # as lessons read
+SHIPPED = ("harness.waiting", "harness.durable", "harness.context", "harness.workspace",
+           "harness.live", "harness.skills", "harness.mcp")  # each registers itself (extend.py)
 extend.SHIPPED.extend(SHIPPED)
 
 

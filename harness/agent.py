@@ -41,40 +41,45 @@ class Agent:
                  permissions: Permissions | None = None, observers: Iterable[Any] = (),
                  mechanisms: Iterable[Callable[[], Mechanism]] = (),
                  settings: Settings | None = None, **options: Any) -> None:
+        self.hooks = hooks or Hooks()
         theirs = {k: v for k, v in options.items() if k not in NAMES}
-        if theirs or getattr(model, "context_window", None):
-            discover()  # an extension's keyword, or a window: find the extensions shipped
+        if theirs or getattr(model, "context_window", None) or self.hooks.listening("stop"):
+            discover()  # an extension's keyword, a window, a stop hook: find the extensions
         self.options = settings_of(theirs, NAMES) if REGISTERED else {}  # each extension's
         self.settings = replace(settings or Settings(),
                                 **{k: v for k, v in options.items() if k in NAMES})
         self.model = model
         self.system = self.settings.system or DEFAULT_SYSTEM
-        self.hooks = hooks or Hooks()
         self.permissions = permissions
         self.observers = [*observers]
-        self.tools: dict[str, Tool] = {}
-        self.stack = build(self, mechanisms)
         self.tools = self._checked(tools)
+        self.stack = build(self, mechanisms)  # its layers may read the tools (compaction)
+        if taken := sorted({n for layer in self.stack for n in layer.tools} & set(self.tools)):
+            raise ValueError(f"{taken[0]!r} is the name of a tool the harness makes for a run "
+                             "(its layer is in the stack); give your tool another name")
+        if self.settings.subagent_tools:
+            self._check_subagent_tools()
+
+    def _check_subagent_tools(self) -> None:
+        later = tuple(prefix for layer in self.stack for prefix in layer.later)  # a server's
+        if unknown := [n for n in self.settings.subagent_tools
+                       if n not in self.tools and not n.startswith(later)]:
+            raise ValueError(f"subagent_tools names unknown tools {unknown}; "
+                             f"known: {sorted(self.tools)}")
 
     def _checked(self, tools: Iterable[Tool]) -> dict[str, Tool]:
-        """Your tools by name: each a `Tool`, each name once, none a name the harness gives
-        its own tools (the core's always; an extension's when its layer is in the stack)."""
+        """Your tools by name: each a `Tool`, each name once, none named as a tool the core
+        makes (an extension's: when its layer is in the stack, below)."""
         found: dict[str, Tool] = {}
-        theirs = {name for layer in self.stack for name in layer.tools}
-        later = tuple(prefix for layer in self.stack for prefix in layer.later)
         for t in tools:
             if not isinstance(t, Tool):
                 raise TypeError(f"{t!r} is not a Tool: decorate the function with @tool")
             if t.name in found:
                 raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
-            if t.name in theirs or (t.name in CORE_TOOLS and not t.harness_tool):
+            if t.name in CORE_TOOLS and not t.harness_tool:
                 raise ValueError(f"{t.name!r} is the name of a tool the harness makes for a "
                                  "run; give your tool another name")
             found[t.name] = t
-        if unknown := [n for n in self.settings.subagent_tools
-                       if n not in found and not n.startswith(later)]:  # later: a server's
-            raise ValueError(f"subagent_tools names unknown tools {unknown}; "
-                             f"known: {sorted(found)}")
         return found
 
     def close(self) -> None:
@@ -98,13 +103,9 @@ class Agent:
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
             call_log: Any = None, messages: Iterable[dict] = (),
             plan: Iterable[Any] | None = None, within: RunControl | None = None) -> RunResult:
-        """Run one task to an outcome; always returns a `RunResult`, whatever happened.
-
-        ``cancel``: anything with ``is_set()``; ``call_log``: a ``harness.durable.CallLog``;
-        ``messages``: an earlier result's, to go on from (a `ValueError` says what is wrong
-        with them); with planning, the plan they hold goes on too (``plan=`` overrides it).
-        ``within``: the `RunControl` of a run this one is part of (a tool's ``control``):
-        it spends from that run's budget and stops with it; its own limits hold too."""
+        """Run one task to an outcome; always a `RunResult`. ``messages``: an earlier run's,
+        to go on from (checked), with the plan they hold; ``within``: a tool's ``control``,
+        to spend that run's budget and stop with it (this run's own limits hold too)."""
         s = self.settings
         if (plan_first or plan is not None) and not s.planning:
             raise ValueError("plan_first=True forces a todo_write call and plan= carries a plan "

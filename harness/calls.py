@@ -27,6 +27,7 @@ from .control import RunControl
 from .events import frozen
 from .hooks import Permissions
 from .models import ModelReply
+from .outcomes import RunOver
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
 Emit = Callable[..., "str | None"]
@@ -160,3 +161,15 @@ class CallPath:
         reason = self.permissions.check(tool, arguments, decision)
         self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason
+
+
+def not_run(calls: list[dict], stop: BaseException) -> list[dict]:
+    """The tool messages of a round's calls that a stop left unanswered: the first, if an
+    interrupt stopped it while it ran, has an unknown result."""
+    if isinstance(stop, RunOver):
+        texts = [f"Not run: the run stopped ({stop.outcome})."] * len(calls)
+    else:
+        texts = ["Interrupted while running (KeyboardInterrupt): its result is unknown.",
+                 *["Not run: interrupted."] * (len(calls) - 1)]
+    return [{"role": "tool", "tool_call_id": call["id"], "content": text}
+            for call, text in zip(calls, texts, strict=False)]

@@ -28,7 +28,6 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth); ext
     "reminder": "text, rounds",
     "stop": "final, turns; open_items, pushbacks (with planning)",
     "stop_gate": "open_items",
-    "answer_refused": "reason, refusals",
     "subagent_start": "child_id, task",
     "subagent_end": "child_id, task, outcome, answer, usage, tool_calls, seconds, error",
     "hook_error": "hook, error",

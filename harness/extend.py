@@ -19,6 +19,7 @@ from importlib import import_module
 from typing import Any
 
 from .events import EVENTS
+from .outcomes import OUTCOMES
 
 SHIPPED: list[str] = []  # the modules discover() imports (harness/__init__.py lists them)
 REGISTERED: dict[str, Extension] = {}
@@ -42,6 +43,7 @@ class Extension:
 def register(extension: Extension) -> None:
     REGISTERED[extension.name] = extension
     EVENTS.update(extension.events)
+    OUTCOMES.extend(o for o in extension.outcomes if o not in OUTCOMES)
 
 
 def discover(until: Callable[[], bool] = lambda: False) -> None:

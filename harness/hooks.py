@@ -82,6 +82,12 @@ def event_of(name: str) -> str:
                      f"or an alias ({', '.join(aliases())})")
 
 
+def offered(permissions: Permissions | None, tool: Tool) -> bool:
+    """Is ``tool`` offered to the model? Not when it is denied: its schema would cost
+    tokens in every request, for a call that can only be refused."""
+    return permissions is None or permissions.decide(tool) != "deny"
+
+
 class Permissions:
     """Allow, ask or deny, per tool name (else ``default``); a rule ending in ``*`` covers
     every name it starts (``"mcp__shop__*"``), and the longest rule that matches wins.
@@ -121,11 +127,6 @@ class Permissions:
         made = {*CORE_TOOLS, *(n for e in REGISTERED.values() for n in e.tools)}
         ours = name in made if isinstance(tool, str) else tool.harness_tool
         return "allow" if ours else self.default
-
-    def offered(self, tool: Tool) -> bool:
-        """Is ``tool`` offered to the model? Not when it is denied: its schema would cost
-        tokens in every request, for a call that can only be refused."""
-        return self.decide(tool) != "deny"
 
     def check(self, tool: Tool | str, arguments: dict, decision: str | None = None) -> str | None:
         """``None`` if the call may run, else the reason the model reads."""

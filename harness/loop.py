@@ -20,10 +20,11 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from .calls import CallPath
+from .calls import CallPath, not_run
 from .control import RunControl
-from .events import TRANSIENT, Event, notify, so_far
 from .door import Door
+from .events import TRANSIENT, Event, notify, so_far
+from .hooks import offered
 from .mechanism import Answer, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
@@ -39,7 +40,7 @@ class Run:
         self.control = control
         self.depth = depth
         self.agent_id = agent.agent_id
-        self.messages: list[dict] = []
+        self.messages: list[dict] = []  # the transcript: every message sent and received
         self.events: list[Event] = []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
@@ -50,8 +51,8 @@ class Run:
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
-        offered = agent.permissions.offered if agent.permissions else lambda tool: True
-        self.schemas = [t.schema() for t in tools.values() if offered(t)]  # fixed from now
+        self.schemas = [t.schema() for t in tools.values()  # fixed from now, without the
+                        if offered(agent.permissions, t)]  # tools the permissions deny
 
     def execute(self, task: str, history: Iterable[dict] = ()) -> RunResult:
         """Run to an outcome; return everything the run produced, however it ended."""
@@ -136,14 +137,9 @@ class Run:
                 self.tool_message(call, done[-1].result.output)
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
-        except RunOver as over:  # answer the rest, so the transcript stays valid
-            for call in self.unanswered(calls, start):
-                self.tool_message(call, f"Not run: the run stopped ({over.outcome}).")
-            raise
-        except KeyboardInterrupt:  # the call that was running has an unknown result
-            for i, call in enumerate(self.unanswered(calls, start)):
-                self.tool_message(call, "Not run: interrupted." if i else "Interrupted while "
-                                  "running (KeyboardInterrupt): its result is unknown.")
+        except (RunOver, KeyboardInterrupt) as stop:  # the transcript stays valid: every call
+            answered = sum(m["role"] == "tool" for m in self.messages[start:])  # gets its one
+            self.messages += not_run(calls[answered:], stop)  # tool message, in order
             raise
         for mechanism in self.mechanisms:
             self.note(mechanism.after_round(done))  # the reminder (lesson 05)
@@ -165,9 +161,6 @@ class Run:
     def tool_message(self, call: dict, content: str) -> None:  # one answer per call id
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
-    def unanswered(self, calls: list[dict], start: int) -> list[dict]:  # answered in order
-        return calls[sum(m["role"] == "tool" for m in self.messages[start:]):]
-
     def note(self, notes: Iterable[Note]) -> bool:
         """Do what a mechanism asks: tell the model (a user message), record the event."""
         notes = list(notes)
@@ -183,13 +176,16 @@ class Run:
         self.forward(event)
         if type_ in TRANSIENT:  # streamed text: for observers, and a stopped reply's record
             self.streamed.append(data)
-        if type_ in TRANSIENT or not self.agent.hooks.listening(type_):
-            return None
+        elif self.agent.hooks.listening(type_):
+            return self.fire(event)
+        return None
+
+    def fire(self, event: Event) -> str | None:
         fire = partial(self.agent.hooks.fire, event)  # a slow guard or check cannot hold it
-        answer, errors = self.control.wait(fire) if type_ in ("tool_call", "stop") else fire()
+        answer, errors = self.control.wait(fire) if event.type in ("tool_call", "stop") else fire()
         for hook, error in errors:  # a broken hook is reported; the run goes on
-            warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
-            if type_ != "hook_error":  # a broken hook_error hook is only warned about
+            warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=3)
+            if event.type != "hook_error":  # a broken hook_error hook is only warned about
                 self.emit("hook_error", hook=hook, error=error)
         return answer
 

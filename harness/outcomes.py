@@ -4,11 +4,10 @@ completed: answered without a tool call; open_items: answered twice with the pla
 turn_limit, time_limit, request_limit, tool_call_limit, token_limit: max_turns, max_seconds,
 max_requests, max_tool_calls, max_input_tokens used up; cancelled: ``cancel.is_set()`` or an
 interrupt; model_error: a request failed; truncated, refused: the answer was cut off, or a
-refusal; unverified: a ``stop`` hook kept refusing the answer."""
+refusal. An extension adds its own (``unverified``: harness/durable/verify.py)."""
 
-OUTCOMES = ("completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
-            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit",
-            "unverified")
+OUTCOMES = ["completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
+            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit"]
 INTERRUPTED = "interrupted (KeyboardInterrupt)"  # the error of a run stopped by the keyboard
 
 
@@ -17,7 +16,9 @@ class RunOver(Exception):
 
     def __init__(self, outcome: str, final: str | None = None, error: str | None = None) -> None:
         super().__init__(outcome)
-        self.outcome, self.final, self.error = outcome, final, error
+        self.outcome = outcome
+        self.final = final
+        self.error = error
 
 
 class ModelError(RuntimeError):

@@ -26,7 +26,6 @@ class Settings:
     max_tool_calls: int | None = 100  # tool calls that run, in the whole run: tool_call_limit
     max_calls_per_reply: int | None = 10  # calls one reply may make; the rest are not run
     max_input_tokens: int | None = None  # input tokens of the whole run (estimated): token_limit
-    max_refusals: int = 2  # answers a stop hook may refuse before unverified (11)
     agent_id: str = "main"  # the name events carry (a sub-agent's: main.sub1, ...)
 
     def __post_init__(self) -> None:
@@ -36,8 +35,8 @@ class Settings:
             if (value is None and name not in LIMITS) or (value is not None and value < 1):
                 raise ValueError(f"{name} must be at least 1"
                                  + (", or None for no limit" if name in LIMITS else ""))
-        if (self.max_seconds or 0) < 0 or self.max_refusals < 0:
-            raise ValueError("max_seconds (or None: no limit) and max_refusals must be 0 or more")
+        if (self.max_seconds or 0) < 0:
+            raise ValueError("max_seconds must be 0 or more, or None for no limit")
         if self.reminder_counting not in ("success", "name"):
             raise ValueError("reminder_counting must be 'success' (rounds without a successful "
                              "plan update) or 'name' (rounds without a todo_write call)")

@@ -54,8 +54,6 @@ def build(agent: Any, mine: Iterable[Callable[[], Any]] = ()) -> Stack:
     use, then ``mine`` (classes, or functions of no arguments, that make a mechanism)."""
     s = agent.settings
     layers = []
-    if agent.hooks.listening("stop"):  # a stop hook may refuse an answer (verify.py)
-        layers.append(Layer("verification", verification(agent), order=50))
     if s.planning:
         layers.append(Layer("planning", planning(s), order=10, tools=("todo_write",)))
     if s.subagents:
@@ -85,9 +83,3 @@ def subagents(s: Any) -> Make:
         return None if door.depth else Subagents(s.subagent_tools, s.subagent_max_turns,
                                                  s.agent_id, system=s.subagent_system)
     return make
-
-
-def verification(agent: Any) -> Make:
-    from .verify import Verification
-
-    return lambda door: Verification(agent.max_refusals)

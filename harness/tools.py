@@ -97,7 +97,8 @@ class Tool:
             value = self.fn(**kwargs, **({self.control: control} if self.control else {}))
             ok, out = (bool(value.ok), value.output) if isinstance(value, ToolResult) else (
                 True, value)
-            out = out if type(out) is str else str(out) if type(out) is int else text(to_text, out)  # noqa: E501
+            # text and whole numbers are their own text; another value's may take long
+            out = out if type(out) is str else str(out) if type(out) is int else text(to_text, out)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the model reads the reason and goes on

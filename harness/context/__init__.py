@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..extend import Extension, register
+from ..hooks import offered
+from ..models import estimate_tokens
 from ..stack import Layer
 from . import saved
-from ..models import estimate_tokens
 from .compaction import OVERFLOW, Compaction, check_fixed, compact_schema, request_tokens
 
 __all__ = ["Compaction", "ContextSettings", "check_fixed", "request_tokens"]
@@ -34,7 +35,8 @@ class ContextSettings:
     summary_model: Any = None
     """The model that summarises the oldest part of a long run (None: the agent's own)."""
     keep_rounds: int = 2
-    """The last tool rounds a compaction always sends whole."""
+    """The last tool rounds a compaction sends whole while the window allows it (else their
+    results become stubs, oldest first, the very last round's only to fit the window)."""
     offload_dir: str | None = None
     """A workspace folder for compacted tool results, to read back (None: not kept)."""
 
@@ -63,14 +65,15 @@ def compaction_layer(agent: Any) -> Layer | None:
                      if hasattr(getattr(t.fn, "__self__", None), "root")), None)
         return Compaction(window, compact_at=o.compact_at, summary_model=o.summary_model,
                           keep_rounds=o.keep_rounds, offload=o.offload_dir, root=root)
-    return Layer("compaction", make, order=90, tools=("compact",))  # last: it bounds what the others sent
+    # last in the stack: it bounds what the others sent
+    return Layer("compaction", make, order=90, tools=("compact",))
 
 
 def fixed_part(agent: Any) -> dict[str, int]:
     """What every request of ``agent`` holds before its task, in tokens: the part of
     the fixed part known when the agent is made."""
-    offered = getattr(agent.permissions, "offered", None) or (lambda tool: True)
-    schemas = [*(t.schema() for t in agent.tools.values() if offered(t)), compact_schema()]
+    schemas = [*(t.schema() for t in agent.tools.values() if offered(agent.permissions, t)),
+               compact_schema()]
     s = agent.settings
     harness = sum(n for name, n in HARNESS_TOKENS.items() if getattr(s, name, False))
     return {"system prompt": estimate_tokens(len(agent.system or "") + 12),

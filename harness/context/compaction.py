@@ -10,7 +10,7 @@
       over it: compact down to the low mark (halfway from the fixed part to the limit)
         1. old tool results, big call arguments  -> a stub naming where the text was kept
         2. still over 0.3 of the window          the old rounds -> a summary (a request to
-           (or over the low mark)                the summary model, with no tools)
+           (or the low mark, if lower)           the summary model, with no tools)
         3. still over the low mark               the kept rounds' results -> stubs, oldest
                                                  first, never the last round's
         4. still over the window                 the last round's too; then context_overflow
@@ -22,9 +22,10 @@ A round (an assistant message, the tool messages that answer its calls, the note
 them) is the unit: it is kept or summarised whole, so a tool call is never sent without
 its result. The plan is state outside the messages: it is re-sent verbatim after every
 compaction, which is why a plan tool survives a compaction that the messages do not.
-After a compaction the request is under the low mark, so the next one waits until the
-run has grown by half the room again: compactions stay rare, and a failed summary
-request (``summary_failed``) keeps the old rounds rather than send a fake summary.
+After a compaction the request is under the low mark (unless its last round alone is
+bigger), so the next one waits until the run has grown by half the room again:
+compactions stay rare. A failed summary request is an event (``summary_failed``), and
+the old rounds stay as they were: the model is never sent a summary that is not one.
 Everything it does to the world goes through its run's door: the summary request (the
 run's clock, cancel, budget and record) and each offloaded file (no link followed).
 """
@@ -36,6 +37,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -378,6 +380,7 @@ class _NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+@cache
 def compact_schema() -> dict:
     """The schema of the ``compact`` tool (what it adds to every request)."""
     return Compaction(200).tool.schema()

@@ -2,10 +2,10 @@
 and its result after, so a run can resume (a record answers only the same call: same
 tool, same arguments), and a replay never repeats a side effect nor runs a call whose
 result is unknown. `resumed(log, model)` resumes a crashed run against a live model.
-`Verification` (harness/verify.py, in the core): a ``stop`` hook may refuse an answer."""
+`Verification` (verify.py): a ``stop`` hook may refuse an answer; the outcome ``unverified``."""
 
-from ..verify import Verification  # the core's (harness/verify.py), where lesson 11 reads it
 from .calllog import CallLog
 from .resume import Resumed, resumed
+from .verify import Verification
 
 __all__ = ["CallLog", "Resumed", "Verification", "resumed"]

@@ -17,9 +17,13 @@ the answer is refused: the model reads why, in a user message, and tries again. 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from .mechanism import Answer, Mechanism, Note
-from .outcomes import RunOver
+from ..extend import Extension, register
+from ..mechanism import Answer, Mechanism, Note
+from ..outcomes import RunOver
+from ..stack import Layer
 
 REFUSED_TEXT = ("<verification>Your answer was not accepted: {reason} Check it against what "
                 "the tools returned, fix it, then answer again.</verification>")
@@ -43,3 +47,27 @@ class Verification(Mechanism):
         yield Note("answer_refused", {"reason": answer.refusal, "refusals": self.refusals},
                    message=REFUSED_TEXT.format(reason=answer.refusal.strip()))
 
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """The `Agent` keyword of checked results."""
+
+    max_refusals: int = 2  # answers a stop hook may refuse before the run ends unverified
+
+    def __post_init__(self) -> None:
+        if self.max_refusals < 0:
+            raise ValueError("max_refusals must be 0 or more")
+
+
+def verification_layer(agent: Any) -> Layer | None:
+    """A `Verification` in each run of an agent whose ``stop`` hooks may refuse answers
+    (the stack is built when the agent is made: register stop hooks before)."""
+    if not agent.hooks.listening("stop"):
+        return None
+    limit = agent.options["verify"].max_refusals
+    return Layer("verification", lambda door: Verification(limit), order=50)
+
+
+register(Extension("verify", settings=VerifySettings, layer=verification_layer,
+                   events={"answer_refused": "reason, refusals"}, outcomes=("unverified",)))
