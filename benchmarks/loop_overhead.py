@@ -21,9 +21,11 @@ with it: part of a round at N=2000 is the collector's, and the floor pays it too
 it keeps fewer objects). ``--no-gc`` switches the collector off inside each timed run, to
 show the work per round alone; the targets are judged with it on, as a learner runs.
 
-Targets (issue 16): a round at N=200 costs at most 4 times the floor's round measured in
-the same run, and a round at N=2000 costs at most 1.3 times a round at N=20 (no work
-that grows with the history). Exits 0 either way and prints PASS or FAIL.
+Targets (issue 27, which replaced issue 16's 4x and 1.3x): a round at N=200 costs at most 5
+times the floor's round measured in the same run, and a round at N=2000 costs at most 1.4
+times a round at N=20 (no work that grows with the history), the collector on. Loop
+overhead is microseconds against a model's seconds: a guard, not a goal. Exits 0 either
+way and prints PASS or FAIL.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from harness import Agent, ScriptedModel, say, tool, tool_call
 
 ROUNDS = (20, 200, 2000)
 REPEATS = {20: 60, 200: 30, 2000: 8}
-MAX_RATIO_AT_200 = 4.0
-MAX_GROWTH = 1.3
+MAX_RATIO_AT_200 = 5.0
+MAX_GROWTH = 1.4
 SYSTEM, TASK = "You are a counter.", "Count up."
 
 

@@ -12,8 +12,7 @@ from .calls import Call
 from .control import Budget, RunControl
 from .events import EVENTS, Event
 from .hooks import Hooks, Permissions
-from .door import Door
-from .mechanism import Answer, Mechanism, Note
+from .mechanism import Answer, Door, Mechanism, Note
 from .models import ChatModel, ModelReply
 from .outcomes import OUTCOMES, ModelError, RunOver
 from .result import RunResult

@@ -45,7 +45,8 @@ class Agent:
         theirs = {k: v for k, v in options.items() if k not in NAMES}
         if theirs or getattr(model, "context_window", None) or self.hooks.listening("stop"):
             discover()  # an extension's keyword, a window, a stop hook: find the extensions
-        self.options = settings_of(theirs, NAMES) if REGISTERED else {}  # each extension's
+        settled = any(e.settings for e in REGISTERED.values())
+        self.options = settings_of(theirs, NAMES) if theirs or settled else {}  # extensions'
         self.settings = replace(settings or Settings(),
                                 **{k: v for k, v in options.items() if k in NAMES})
         self.model = model
@@ -111,7 +112,7 @@ class Agent:
             raise ValueError("plan_first=True forces a todo_write call and plan= carries a plan "
                              "over; both exist only with Agent(..., planning=True)")
         history = check_history(messages) if messages else []
-        if s.planning and plan is None:
+        if s.planning and plan is None and history:  # the plan the conversation holds
             from .planning import plan_in
             plan = plan_in(history)
         budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)

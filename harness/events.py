@@ -1,8 +1,6 @@
-"""Events: every step of a run, as a small record you can print, filter or save.
+"""Events: every step of a run, one record that hooks, observers and ``RunResult`` all see.
 
     run_start -> model_request -> model_reply -> tool_call -> tool_result -> ... -> run_end
-
-Hooks, observers (the plan panel) and ``RunResult.events`` all see the same objects.
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ from typing import Any
 
 EVENTS = {  # type: its fields (every event also has type, agent_id, depth); extensions add theirs
     "run_start": "task, tools, model, context_window, limits",
-    "model_request": "turn, n_messages, tool_choice; purpose (\"summary\": not the agent's turn); "
-                     "sent (what a mechanism sent instead of the transcript)",
-    "model_delta": "kind (text, reasoning, tool_call), text; index, name for a call "
-                   "(streamed pieces: shown to observers, never stored)",
+    "model_request": "turn, n_messages, tool_choice; purpose (\"summary\": not a turn), sent",
+    "model_delta": "kind (text, reasoning, tool_call), text; index, name (of a call)",
     "model_reply": "message, usage, finish_reason, reasoning, refusal; purpose",
-    "model_partial": "text, reasoning, call (what arrived of a reply that was stopped)",
+    "model_partial": "text, reasoning, call, arguments (what came of a stopped reply)",
     "tool_call": "call_id, tool_name, arguments, runnable; writes (a tool that writes)",
     "approval_request": "tool_name, arguments",
     "approval_result": "tool_name, approved",
@@ -46,8 +42,7 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:  # event.tool_name: a field of its data
-        # Read __dict__: copy and pickle call this on an empty instance, without `data`.
-        data = self.__dict__.get("data", {})
+        data = self.__dict__.get("data", {})  # copy and pickle ask an instance without data
         if name in data:
             return data[name]
         raise AttributeError(f"{self.__dict__.get('type', 'Event')!r} event has no field {name!r}")
@@ -71,6 +66,27 @@ class Event:
         fields = ", ".join(f"{k}={v if len(v) <= 60 else v[:59] + '…'}" for k, v in shown.items())
         where = self.agent_id + (f"@{self.depth}" if self.depth else "")
         return f"Event({self.type} [{where}] {fields})"
+
+
+def notify(observers: Iterable[Any], event: Event) -> None:
+    """Hand ``event`` to each observer; a broken one is reported, and never changes the run."""
+    for observer in observers:
+        try:
+            getattr(observer, "on_event", observer)(event)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # sys.exit() in an observer is only reported too
+            warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+def so_far(deltas: list[dict]) -> dict[str, Any]:
+    """What had streamed of a stopped reply (its ``model_delta`` data): a ``model_partial``."""
+    text = "".join(d["text"] for d in deltas if d.get("kind") == "text")
+    reasoning = "".join(d["text"] for d in deltas if d.get("kind") == "reasoning")
+    arguments = "".join(d["text"] for d in deltas if d.get("kind") == "tool_call")
+    call = next((d.get("name") for d in reversed(deltas) if d.get("name")), None)
+    return {"text": text, "reasoning": reasoning, "call": call, "arguments": arguments}
 
 
 def frozen(value: Any) -> Any:
@@ -100,23 +116,3 @@ class FrozenList(list):
 
     def __reduce__(self) -> tuple:
         return FrozenList, (list(self),)
-
-
-def notify(observers: Iterable[Any], event: Event) -> None:
-    """Hand ``event`` to each observer; a broken one is reported, and never changes the run."""
-    for observer in observers:
-        try:
-            (observer.on_event if hasattr(observer, "on_event") else observer)(event)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # sys.exit() in an observer is only reported too
-            warnings.warn(f"observer {observer!r} failed on a {event.type!r} event: "
-                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
-
-
-def so_far(deltas: list[dict]) -> dict[str, Any]:
-    """What had streamed of a stopped reply (its ``model_delta`` data): a ``model_partial``."""
-    text, reasoning, args = ("".join(d["text"] for d in deltas if d.get("kind") == kind)
-                             for kind in ("text", "reasoning", "tool_call"))
-    call = next((d.get("name") for d in reversed(deltas) if d.get("name")), None)
-    return {"text": text, "reasoning": reasoning, "call": call, "arguments": args}

@@ -1,8 +1,8 @@
 """Extensions: what a sub-package adds to the harness, registered in one place. The core
 imports no sub-package; a sub-package registers itself when it is imported:
 
-    register(Extension("context", settings=ContextSettings, layer=compaction_layer,
-                       events={"compaction": "..."}, hooks={"post_compact": "compaction"}))
+    register(Extension("yours", settings=YourSettings, layer=your_layer,
+                       events={"your_event": "its fields"}, tools=("your_tool",)))
 
 Its settings become `Agent` keywords, its events and hook aliases join `events.EVENTS` and
 `Hooks`, its layer joins ``agent.stack`` (stack.py). The package lists the ones it ships

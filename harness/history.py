@@ -1,12 +1,9 @@
-"""An earlier conversation handed to ``Agent.run(task, messages=...)``, checked once.
-
-What the loop assumes of every message it sends is checked here, before the run starts:
-a dict with a known role; an assistant's tool calls each with an id and a function with
-a name and JSON text arguments; each tool message right after the message that made its
-call, once; no call left without its answer. A history that fails is refused with a
-`ValueError` naming the entry and the fix. System (and ``developer``) messages are left
-out: the run's own system prompt goes first.
-"""
+"""An earlier conversation handed to ``Agent.run(task, messages=...)``, checked once, before
+the run starts, into the shape the loop assumes: dicts with a known role; an assistant's
+calls each with an id and a function with a name and JSON text arguments; each tool message
+right after the message that made its call, once; no call left unanswered. A history that
+fails is refused with a `ValueError` naming the entry and the fix. System (and
+``developer``) messages are left out: the run's own system prompt goes first."""
 
 from __future__ import annotations
 
@@ -16,65 +13,48 @@ from typing import Any
 from .models import copy_message
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+CALL = "{'id', 'type': 'function', 'function': {'name', 'arguments': <JSON text>}}"
 
 
 def check_history(messages: Iterable[Any]) -> list[dict]:
     """Copies of ``messages`` as the run will send them, or `ValueError`."""
     if isinstance(messages, (str, dict)) or not isinstance(messages, Iterable):
-        raise ValueError("messages must be a list of message dicts: an earlier "
-                         "result's .messages")
+        raise ValueError("messages must be a list of message dicts (an earlier result's "
+                         ".messages)")
     kept: list[dict] = []
-    waiting: dict[str, int] = {}  # call ids of the last assistant message still unanswered
+    waiting: dict[str, int] = {}  # the last assistant message's calls still unanswered
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ROLES:
-            what = f"has role {role!r}" if isinstance(message, dict) else (
-                f"is a {type(message).__name__}, not a message dict")
-            raise ValueError(f"messages[{i}] {what}; each message is a dict whose role is "
-                             f"one of {', '.join(ROLES)} (pass an earlier result's .messages)")
-        if role == "tool":
-            _answer(i, message, waiting)
-        elif waiting:
-            raise ValueError(f"messages[{i}]: the tool calls {sorted(waiting)} of "
-                             f"messages[{min(waiting.values())}] have no tool message before "
-                             "it; answer each call, or leave the call out")
+            raise ValueError(f"messages[{i}] is not a message dict with a role among {ROLES} "
+                             "(pass an earlier result's .messages)")
+        answers = message.get("tool_call_id") if role == "tool" else None
+        if role == "tool" and (not isinstance(answers, str) or waiting.pop(answers, None) is None):
+            raise ValueError(f"messages[{i}] answers {answers!r}, which no assistant message "
+                             "just before it called (or it was answered); leave it out")
+        if role != "tool" and waiting:
+            raise unanswered(waiting)
         if role == "assistant":
-            waiting = {_call_id(i, n, call): i for n, call in enumerate(_calls(i, message))}
+            waiting = {call_id(i, n, call): i for n, call in enumerate(message.get("tool_calls")
+                                                                       or ())}
         if role not in ("system", "developer"):
             kept.append(copy_message(message))
     if waiting:
-        raise ValueError(f"the tool calls {sorted(waiting)} of messages[{min(waiting.values())}] "
-                         "have no tool message; answer each call, or leave the call out")
+        raise unanswered(waiting)
     return kept
 
 
-def _calls(i: int, message: dict) -> list:
-    calls = message.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise ValueError(f"messages[{i}]: tool_calls must be a list of calls")
-    return calls
+def unanswered(waiting: dict[str, int]) -> ValueError:
+    return ValueError(f"the tool calls {sorted(waiting)} of messages[{min(waiting.values())}] "
+                      "have no tool message; answer each call, or leave the call out")
 
 
-def _call_id(i: int, n: int, call: Any) -> str:
-    """The id of a well-formed call (its function named, its arguments JSON text)."""
+def call_id(i: int, n: int, call: Any) -> str:
+    """The id of a well-formed call of messages[i] (its function named, its arguments text)."""
     fn = call.get("function") if isinstance(call, dict) else None
-    where = f"messages[{i}].tool_calls[{n}]"
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-        raise ValueError(f"{where} has no function name; a call is {{'id', 'type': 'function', "
-                         "'function': {'name', 'arguments'}}")
-    if not isinstance(fn.get("arguments"), str):
-        raise ValueError(f"{where}: arguments must be JSON text (json.dumps(...)), not "
-                         f"{type(fn.get('arguments')).__name__}")
-    if not isinstance(call.get("id"), str) or not call["id"]:
-        raise ValueError(f"{where} has no id; its tool message names it in tool_call_id")
+    if not (isinstance(fn, dict) and fn.get("name") and isinstance(fn["name"], str)
+            and isinstance(fn.get("arguments"), str) and isinstance(call.get("id"), str)
+            and call["id"]):
+        raise ValueError(f"messages[{i}].tool_calls[{n}] is not a call {CALL}: give it an id, "
+                         "a function name, and its arguments as JSON text (json.dumps)")
     return call["id"]
-
-
-def _answer(i: int, message: dict, waiting: dict[str, int]) -> None:
-    """A tool message answers one call of the assistant message before it, once."""
-    call_id = message.get("tool_call_id")
-    if not isinstance(call_id, str) or call_id not in waiting:
-        raise ValueError(f"messages[{i}] is a tool message for {call_id!r}, which no "
-                         "assistant message just before it called (or it was answered "
-                         "already); leave it out")
-    del waiting[call_id]

@@ -22,10 +22,9 @@ from typing import Any
 
 from .calls import CallPath, not_run
 from .control import RunControl
-from .door import Door
 from .events import TRANSIENT, Event, notify, so_far
 from .hooks import offered
-from .mechanism import Answer, Note
+from .mechanism import Answer, Door, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
 from .result import RunResult, usage_of

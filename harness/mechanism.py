@@ -1,33 +1,36 @@
 """Mechanisms: how a lesson's piece joins the loop without growing a branch in it.
 
-A mechanism is made fresh for each run by a layer of ``agent.stack`` (stack.py); at each
-fixed point the loop asks every one, in the stack's order:
+Each run makes its mechanisms from the layers of ``agent.stack`` (stack.py) and asks every
+one, in order, at each fixed point:
 
     the run starts        prompt(), tools()        planning: its paragraph, todo_write
-    before each request   before_request(msgs)     compaction: what is sent (a new list;
-                                                   never edit the transcript itself)
+    before each request   before_request(msgs)     compaction: what is sent (a new list)
                           tool_choice()            planning: force todo_write (None: no say)
-    after each call       after_call(call)         planning: plan_update (events only here)
+    after each call       after_call(call)         planning: plan_update
     after each round      after_round(calls)       planning: the stale-plan reminder
     on an answer          on_answer(answer)        the stop gate; a refused answer (11)
     for the record        facts(), results()       the stop event's data; the RunResult's
-    for every request     pinned()                 the plan: text compaction never drops
+    for every request     pinned()                 the plan: what compaction never drops
 
-It answers with `Note`s, or raises `RunOver` (outcomes.py) to end the run. It acts on the
-world only through ``self.door``, its run's services (door.py), so every guarantee of the
-core holds for it. Add yours: ``Agent(..., mechanisms=[Mine])``, or a `stack.Layer`.
+It answers with `Note`s, or raises `RunOver` to end the run. It acts on the world only
+through ``self.door``, its run's `Door`: a model request (the run's clock, cancel, budget
+and events), a file (checked as ``read_file`` checks it), a clock, an event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .extend import service
 
 if TYPE_CHECKING:
     from .calls import Call
-    from .door import Door
+    from .models import ModelReply
     from .tools import Tool
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Answer:
 
     text: str
     last_turn: bool = False  # no request is left to answer a push back with
-    refusal: str | None = None  # a stop hook's reason to refuse it (verify.py)
+    refusal: str | None = None  # a stop hook's reason to refuse it (durable/verify.py)
 
 
 @dataclass
@@ -83,3 +86,44 @@ class Mechanism:
     def pinned(self) -> str | None:
         return None
 
+
+class Door:
+    """The services of one run, for its mechanisms; and what they may read of it: the
+    agent's id and ``depth``, ``asked`` (``run()``'s plan_first and plan), its tools."""
+
+    def __init__(self, run: Any, asked: dict[str, Any]) -> None:
+        self._run = run
+        self.asked = asked
+        self.agent_id = run.agent_id
+        self.depth = run.depth
+
+    def ask(self, messages: Iterable[dict], *, purpose: str, model: Any = None) -> ModelReply:
+        """A request that is not the agent's turn (a summary), counted and recorded as one;
+        `RunOver` when the run must stop, `ModelError` when it failed."""
+        return self._run.request(list(messages), [], None, purpose=purpose, model=model)
+
+    def read_file(self, root: Any, path: str, *, limit: int = 1_000_000) -> str:
+        files = service("files")  # lent by harness/workspace: the file tools' own checks
+        return self.within_clock(lambda: files.read_text(root, path, limit))
+
+    def write_file(self, root: Any, path: str, text: str) -> None:
+        files = service("files")
+        self.within_clock(lambda: files.write_text(root, path, text))
+
+    def within_clock(self, fn: Callable[[], T]) -> T:  # `RunOver` if the run stops first
+        return self._run.control.wait(fn)
+
+    def emit(self, type_: str, **data: Any) -> str | None:
+        return self._run.emit(type_, **data)
+
+    def run_child(self, child: Any) -> Any:  # a sub-agent, inside this run (subagent.py)
+        return self._run.agent.run_child(child, self._run)
+
+    def tools(self) -> dict[str, Tool]:
+        return dict(self._run.calls.tools)
+
+    def schemas(self) -> list[dict]:  # what each request offers
+        return self._run.schemas
+
+    def pinned(self) -> list[str]:
+        return [text for m in self._run.mechanisms if (text := m.pinned())]

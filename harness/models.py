@@ -1,4 +1,4 @@
-"""Models: the one thing the loop asks a question of (messages in the OpenAI wire format).
+"""Models: what the loop asks, in the OpenAI wire format, and the reply it reads back.
 
     messages, tools, tool_choice --> model.complete(...) --> ModelReply(content, tool_calls, usage)
 """
@@ -19,12 +19,12 @@ Report = Callable[..., None]
 TOTALS = ("prompt_tokens", "completion_tokens", "total_tokens")
 OWN = frozenset({"role", "content", "tool_calls", "usage", "finish_reason"})  # a reply's own
 WIRE = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})  # a message's own
+_PARAMETERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn: its parameters
 
 
 @dataclass
 class ModelReply:
-    """One assistant turn. ``extra``: fields the provider added, which go back with the
-    message (DeepSeek's reasoning); ``made_ids``: the calls whose id the harness made up."""
+    """One assistant turn, as the loop reads it."""
 
     content: str | None
     tool_calls: list[dict] = field(default_factory=list)
@@ -32,69 +32,64 @@ class ModelReply:
     finish_reason: str | None = None  # "stop", "tool_calls", "length" (cut off), ...
     refusal: str | None = None
     reasoning: str | None = None
-    extra: dict = field(default_factory=dict)
-    made_ids: tuple[int, ...] = ()
+    extra: dict = field(default_factory=dict)  # provider fields sent back (DeepSeek's reasoning)
+    made_ids: tuple[int, ...] = ()  # the calls whose id the harness made up
 
     def message(self) -> Message:
-        """The assistant message exactly as it goes into the transcript (the API refuses a
-        null content without tool calls)."""
+        """The message for the transcript (never a null answer: the API refuses one)."""
         calls = {"tool_calls": self.tool_calls} if self.tool_calls else {}
         content = self.content if calls else self.content or ""
         return {"role": "assistant", "content": content, **calls, **self.extra}
 
 
 class ChatModel(Protocol):
-    """Anything with this method can drive an `Agent`. It may also take ``report``
-    (``report(event_type, **data)`` tells the run what happens meanwhile; ``report()``
-    asks whether it goes on: both raise `RunOver` once it stopped) and ``purpose``."""
+    """Anything with this method can drive an `Agent`. It may also take ``purpose`` and
+    ``report``: ``report(event_type, **data)`` tells the run what happens meanwhile,
+    ``report()`` asks whether it goes on; both raise `RunOver` once it stopped."""
 
-    def complete(
-        self, messages: list[Message], tools: list[dict], tool_choice: Any = None
-    ) -> ModelReply: ...
+    def complete(self, messages: list[Message], tools: list[dict],
+                 tool_choice: Any = None) -> ModelReply: ...
 
 
 def ask(model: ChatModel, messages: list[Message], tools: list[dict], tool_choice: Any,
         report: Report, purpose: str | None = None) -> ModelReply:
     """``model.complete(...)``; what it raises becomes a `ModelError`, but a stop passes."""
-    extra = {"report": report, "purpose": purpose}
-    extra = {k: v for k, v in extra.items() if v and takes(model.complete, k)}
+    given = {"report": report, "purpose": purpose}
+    given = {k: v for k, v in given.items() if v and takes(model.complete, k)}
     try:
-        return model.complete(messages, tools, tool_choice, **extra)
+        return model.complete(messages, tools, tool_choice, **given)
     except (ModelError, RunOver, KeyboardInterrupt):
         raise
     except BaseException as exc:
         raise ModelError(f"{type(exc).__name__}: {exc}") from exc
 
 
-_PARAMETERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn: its parameters
-
-
 def takes(fn: Callable[..., Any], what: str) -> bool:
     """Does ``fn`` take a keyword ``what``, or (``"2 args"``) two positional arguments?"""
     key = getattr(fn, "__func__", fn)  # a method's function (remembered while it lives)
-    if key not in _PARAMETERS:
-        try:
-            _PARAMETERS[key] = list(inspect.signature(fn).parameters.values())
-        except (TypeError, ValueError):  # no signature (a builtin), or not weakly referable
-            return False
+    try:
+        if key not in _PARAMETERS:
+            _PARAMETERS[key] = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no signature (a builtin), or not weakly referable
+        return False
     params = _PARAMETERS[key]
     if what != "2 args":
-        return any(p.name == what or p.kind == p.VAR_KEYWORD for p in params)
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+        return what in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+    positional = [p for p in params.values() if p.kind <= p.VAR_POSITIONAL]  # *args: any number
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
 def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
                 id_prefix: str = "call", finish_reason: str | None = None) -> ModelReply:
-    """An assistant message as a `ModelReply`; a call without an id gets ``<id_prefix>_<i>``.
-    Arguments are not parsed (the call path refuses bad ones in words the model reads).
-    Without ``usage`` it is estimated (``estimate``: the prompt's tokens)."""
+    """An assistant message as a `ModelReply`: a call without an id gets ``<id_prefix>_<i>``,
+    arguments stay text (the call path refuses bad ones in words the model reads), and
+    without ``usage`` it is estimated (``estimate``: the prompt's tokens)."""
     if not isinstance(message, dict):
         raise ModelError(f"expected an assistant message dict, got {type(message).__name__}")
     refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
     content = message.get("content")
     content = refusal or None if content is None else content  # a refusal is an answer too
-    if not isinstance(content, (str, type(None))):
+    if not isinstance(content, (str, type(None))):  # content parts
         content = json.dumps(content, ensure_ascii=False)
     raw = message.get("tool_calls") or ()
     if not all(isinstance(call, dict) for call in raw):  # a hand-written step's slip
@@ -103,13 +98,12 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
     calls = [{**call, "id": call.get("id") or f"{id_prefix}_{i}", "type": "function",
               "function": _function(call)} for i, call in enumerate(raw)]
     extra = {k: v for k, v in message.items() if k not in OWN and v is not None}
-    if usage is None:  # the answer, the calls, and what else the model wrote (its reasoning)
-        written = len(content or "") + sum(len(str(v)) for k, v in extra.items()
-                                           if k != "refusal")
-        written += sum(len(c["function"]["name"] + c["function"]["arguments"]) + 40
-                       for c in calls)
-        usage = {"prompt_tokens": estimate, "completion_tokens": estimate_tokens(written),
-                 "total_tokens": estimate + estimate_tokens(written), "estimated": True}
+    if usage is None:  # what the model wrote: the answer, the calls, the rest (its reasoning)
+        written = len(content or "") + sum(len(str(v)) for k, v in extra.items() if k != "refusal")
+        written += sum(len(c["function"]["name"] + c["function"]["arguments"]) + 40 for c in calls)
+        tokens = estimate_tokens(written)
+        usage = {"prompt_tokens": estimate, "completion_tokens": tokens,
+                 "total_tokens": estimate + tokens, "estimated": True}
     made = tuple(i for i, call in enumerate(raw) if not call.get("id"))
     usage = usage if usage.get("estimated") else read_usage(usage)
     return ModelReply(content, calls, usage, finish_reason, refusal or None, None, extra, made)
@@ -118,17 +112,16 @@ def parse_reply(message: Any, usage: dict | None = None, *, estimate: int = 0,
 def _function(call: dict) -> dict:
     fn = call.get("function") or {}
     args = fn.get("arguments", "")
-    if not isinstance(args, str):  # a hand-written script may pass a dict
-        args = json.dumps(args, ensure_ascii=False)
+    args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)  # a dict
     return {"name": fn.get("name") or "", "arguments": args}
 
 
 def read_usage(usage: dict) -> dict:
-    """Usage as the three totals (a provider's own total kept) and any other count it gives
-    (``cached_tokens``...), ``estimated`` said; a count that is not a number counts as 0."""
+    """Usage as the three totals (a provider's own total kept), ``estimated``, and any other
+    whole count it gives (``cached_tokens``...); a count that is not a number counts as 0."""
     count = {k: _count(usage.get(k)) for k in TOTALS}
-    count["total_tokens"] = count["total_tokens"] or count["prompt_tokens"] + count[
-        "completion_tokens"]
+    if not count["total_tokens"]:
+        count["total_tokens"] = count["prompt_tokens"] + count["completion_tokens"]
     details = {k: v for k, v in usage.items() if k.endswith("_tokens") and k not in TOTALS
                and type(v) is int}
     return {**count, "estimated": bool(usage.get("estimated")), **details}

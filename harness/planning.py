@@ -1,7 +1,6 @@
-"""Planning in a run (lessons 04, 05, 07): when the loop looks at the plan, a `TodoList`.
-
-The prompt and `todo_write`; forcing `todo_write` (``plan_first``, the task's words, news from
-a sub-agent); a ``plan_update`` per accepted update; the reminder; the stop gate."""
+"""Planning in a run (lessons 04, 05, 07): a `TodoList` and its `todo_write` tool at the
+loop's fixed points. It forces `todo_write` for one request (after ``plan_first``, a task that
+asks for steps, a sub-agent's news), reports each accepted update, reminds, and gates the stop."""
 
 from __future__ import annotations
 
@@ -26,9 +25,10 @@ class Planning(Mechanism):
         self.plan.update(plan or [])  # carried over from an earlier run, only if asked
         self.tool = self.plan.as_tool()
         self.reminder = Reminder(reminder_after, counting)
-        self.force_next, self.from_words = plan_first, from_words
+        self.force_next = plan_first
+        self.from_words = from_words
         self.pushbacks = 0
-        self._shown: list = []  # the plan as the last plan_update showed it
+        self._shown = self.plan.snapshot()  # the plan as the last plan_update showed it
 
     def prompt(self) -> str:
         return PLANNING_PROMPT
@@ -57,11 +57,9 @@ class Planning(Mechanism):
             yield Note("plan_update", {"todos": [i.model_dump() for i in plan], **changes})
 
     def after_round(self, calls: list[Call]) -> Iterator[Note]:
-        if any(call.ran and call.tool.replan for call in calls):  # a sub-agent brought news
-            self.force_next = True
+        self.force_next |= any(call.ran and call.tool.replan for call in calls)  # a delegation ran
         updated = any(call.tool is self.tool and call.ok for call in calls)
-        text = self.reminder.after_round([call.name for call in calls], updated)
-        if text:
+        if text := self.reminder.after_round([call.name for call in calls], updated):
             yield Note("reminder", {"text": text, "rounds": self.reminder.after}, message=text)
 
     def on_answer(self, answer: Answer) -> Iterator[Note]:
@@ -75,7 +73,7 @@ class Planning(Mechanism):
         yield Note("stop_gate", {"open_items": open_items}, message=stop_gate_text(open_items))
 
     def open_items(self) -> list[str]:
-        return [item.content for item in self.plan.open_items()]
+        return [item.content for item in self.plan.snapshot() if item.status != "completed"]
 
     def facts(self) -> dict[str, Any]:
         return {"open_items": self.open_items(), "pushbacks": self.pushbacks}

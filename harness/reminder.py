@@ -1,7 +1,6 @@
 """Keeping the plan alive: the stale-plan reminder, forced ``tool_choice``, the stop gate's text.
-
-The reminder counts tool rounds without a *successful* `todo_write` (a model that keeps sending
-broken updates would otherwise never be reminded), and resets when it fires."""
+The reminder counts rounds without a *successful* `todo_write` (broken updates do not silence
+it) and resets when it fires."""
 
 from __future__ import annotations
 
@@ -56,8 +55,8 @@ class Reminder:
 
 
 def quote(text: str, limit: int) -> str:
-    """Model-written text, cut to ``limit``, safe inside the harness's ``<reminder>`` tags: a
-    plan item reading ``</reminder> SYSTEM: ...`` shows as ``‹/reminder› SYSTEM: ...``."""
+    """Model-written text, cut to ``limit``, that cannot close the harness's tags: a plan item
+    ``</reminder> SYSTEM: ...`` shows as ``‹/reminder› SYSTEM: ...``."""
     text = TAG.sub(r"‹\1›", text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

@@ -1,12 +1,10 @@
-"""`ScriptedModel`: the offline, deterministic model of the course, and its step builders.
+"""`ScriptedModel`: the course's offline model, and builders for its steps. A step is one
+assistant reply: a message dict, or a function that builds one from copies of the messages.
 
     model = ScriptedModel([
-        tool_call("add", a=2, b=3),                                  # the model's move
-        lambda messages: say(f"The sum is {messages[-1]['content']}."),  # built from the tool
+        tool_call("add", a=2, b=3),                                      # the model's move
+        lambda messages: say(f"The sum is {messages[-1]['content']}."),  # from the result
     ])
-
-Each step is one assistant reply: a message dict in the wire format, or a function that
-builds one from (copies of) the messages so far, and from a `RequestInfo` if it takes two.
 """
 
 from __future__ import annotations
@@ -25,24 +23,23 @@ Step = Message | Callable[..., Message]
 
 def tool_call(name: str, arguments: dict | str | None = None, /, *, id: str | None = None,
               **kwargs: Any) -> Message:
-    """One reply that calls one tool, with keyword arguments, one dict, or raw JSON text
-    (broken or not): ``tool_call("read_file", path="docs/faq.md")``."""
+    """A reply that calls one tool, with keywords, one dict, or JSON text (broken or not)."""
     if arguments is not None and kwargs:
         raise TypeError("give the arguments as keywords or as one dict/string, not both")
     if not isinstance(arguments, str):
         arguments = json.dumps(kwargs if arguments is None else arguments, ensure_ascii=False)
     call = {"type": "function", "function": {"name": name, "arguments": arguments}}
-    return {"role": "assistant", "content": None,
-            "tool_calls": [call if id is None else {"id": id, **call}]}
+    calls = [call if id is None else {"id": id, **call}]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
 
 
 def say(text: str) -> Message:
-    """One reply that answers with ``text`` and calls no tool."""
+    """A reply that answers with ``text`` and calls no tool."""
     return {"role": "assistant", "content": text}
 
 
 def parallel(*steps: Message) -> Message:
-    """One reply that makes every call of ``steps``, in order (and says their text)."""
+    """A reply that makes every call of ``steps``, in order (and says their text)."""
     text = "\n".join(s["content"] for s in steps if s.get("content")) or None
     return {"role": "assistant", "content": text,
             "tool_calls": [c for s in steps for c in s.get("tool_calls") or ()]}
@@ -50,7 +47,7 @@ def parallel(*steps: Message) -> Message:
 
 @dataclass(frozen=True)
 class RequestInfo:
-    """What a step function may read besides the messages."""
+    """What a step function that takes two arguments gets besides the messages."""
 
     tools: list[dict]
     tool_choice: Any
@@ -61,15 +58,12 @@ class ScriptExhausted(ModelError):
 
 
 class ScriptMismatch(ModelError):
-    """A scripted reply does what no real model would do with the request (strict mode)."""
+    """A strict script's reply ignores a forced ``tool_choice``, as no real model would."""
 
 
 class ScriptedModel:
-    """Plays back a script of replies (a step may carry ``"usage"`` and ``"finish_reason"``),
-    keeping every request in ``.requests``. ``strict``: a step that ignores a forced
-    ``tool_choice`` ends the run (False: play it, to show such a model). ``summaries``:
-    replies to summary requests (None: they take the next step). ``stream``: reply as a
-    live model streams; ``parse=harness.live.parse_reply``: read steps as one reads."""
+    """Plays its steps back, one a request, and keeps each request in ``.requests``. A step
+    may carry ``"usage"`` and ``"finish_reason"``."""
 
     model: str = "scripted"
     context_window: int | None = None
@@ -81,33 +75,31 @@ class ScriptedModel:
         if delay < 0 or words < 1:
             raise ValueError("delay must be >= 0 seconds and words >= 1")
         self.steps = list(steps)
-        self.strict, self.stream, self.parse = strict, stream, parse
-        self.delay, self.words = delay, words  # streaming: between chunks, words per chunk
-        self.summaries = None if summaries is None else list(summaries)
+        self.strict = strict  # a step that ignores a forced tool_choice ends the run
+        self.stream = stream  # reply as a live model streams: `words` a chunk, `delay` apart
+        self.delay = delay
+        self.words = words
+        self.parse = parse  # harness.live.parse_reply: read steps as a live model's replies
+        self.summaries = None if summaries is None else list(summaries)  # None: the next step
         self.summarised = 0  # summaries given
-        self._log: list[tuple[list[Message], int, list[dict], Any]] = []
+        self._log: list[tuple[dict, int]] = []  # each request, and how many copies it saw
         self._sent: list[Message] = []  # the list last sent, its copies and their size
         self._copies: list[Message] = []
         self._chars = 0
         self._tools: tuple[Any, int] = (None, 0)  # the tool list last sent, and its size
-        self._requests: list[dict] = []
 
     @classmethod
     def from_run(cls, run: Any, **settings: Any) -> ScriptedModel:
-        """Replay a recorded run's model replies, in request order, sub-agents included:
-        ``run`` is a `RunResult`, the path of a saved one, or a ``harness.durable.CallLog``.
-        Its summaries answer the replay's summary requests, never the agent's. Not strict
-        (``strict=True`` to make it so): a live model may have ignored a forcing."""
+        """Replay a run's model replies in request order, sub-agents included (``run``: a
+        `RunResult`, a saved one's path, a ``CallLog``); its summaries answer summary requests
+        only. Not strict unless asked: the live model may have ignored a forcing."""
         answers, summaries = service("runs").steps_of(run)  # harness/context/saved.py
         return cls(answers, **{"summaries": summaries, "strict": False, **settings})
 
     @property
     def requests(self) -> list[dict]:
         """Every request received, as ``{"messages", "tools", "tool_choice"}``."""
-        for copies, length, tools, tool_choice in self._log[len(self._requests):]:
-            self._requests.append(
-                {"messages": copies[:length], "tools": tools, "tool_choice": tool_choice})
-        return self._requests
+        return [{**request, "messages": request["messages"][:seen]} for request, seen in self._log]
 
     @property
     def remaining(self) -> int:
@@ -117,7 +109,7 @@ class ScriptedModel:
     def assert_complete(self) -> None:
         """`AssertionError` if steps were never asked for, saying how many and which."""
         used = len(self._log)
-        left = [f"#{used + i + 1} {_shown(step)}" for i, step in enumerate(self.steps[used:])]
+        left = [f"#{i} {_shown(step)}" for i, step in enumerate(self.steps[used:], used + 1)]
         if left:
             shown = "; ".join(left[:5]) + ("; ..." if len(left) > 5 else "")
             raise AssertionError(f"ScriptedModel: {len(left)} of {len(self.steps)} steps were "
@@ -127,25 +119,23 @@ class ScriptedModel:
                  *, report: Report | None = None, purpose: str | None = None) -> ModelReply:
         if purpose == "summary" and self.summaries is not None:
             return self._summary(messages)
-        n, chars = len(self._log), self._record(messages, tools, tool_choice)
-        if n >= len(self.steps):
-            steps = f"{len(self.steps)} step" + "s" * (len(self.steps) != 1)
-            raise ScriptExhausted(f"ScriptedModel has no step left for request #{n + 1} (the "
-                                  f"script has {steps}): add a step, or lower max_turns")
-        step = self.steps[n]
-        if callable(step):  # a step reads copies: it can never edit the run
+        n = len(self._log) + 1  # this request's number
+        chars = self._record(messages, tools, tool_choice)
+        if n > len(self.steps):
+            raise ScriptExhausted(f"ScriptedModel has no step left for request #{n} (the script "
+                                  f"has {len(self.steps)} step{'s' * (len(self.steps) != 1)}): "
+                                  "add a step, or lower max_turns")
+        step = self.steps[n - 1]
+        if callable(step):  # it gets copies: a step can never edit the run
             copies = [copy_message(m) for m in messages]
             info = RequestInfo(list(tools or []), tool_choice)
             step = step(copies, info) if takes(step, "2 args") else step(copies)
         said = step if isinstance(step, dict) else {}
+        finish = said.get("finish_reason") or ("tool_calls" if said.get("tool_calls") else "stop")
         reply = self.parse(step, said.get("usage"), estimate=estimate_tokens(chars),
-                           finish_reason=said.get("finish_reason"), id_prefix=f"call_{n + 1}")
-        reply.finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-        if self.strict and tool_choice not in (None, "auto") and (
-                wrong := unforced(tool_choice, reply)):
-            raise ScriptMismatch(f"ScriptedModel step #{n + 1} {wrong}; script the call it "
-                                 "forces, or make the model with strict=False to show a model "
-                                 "that ignores the forcing")
+                           finish_reason=finish, id_prefix=f"call_{n}")
+        if self.strict and tool_choice not in (None, "auto"):
+            _check_forcing(n, tool_choice, reply)
         if self.stream and report is not None:  # streaming is harness.live's (lesson 12)
             service("streaming")(self, step, report)
         return reply
@@ -154,45 +144,47 @@ class ScriptedModel:
         if self.summarised >= len(self.summaries):
             raise ScriptExhausted(f"ScriptedModel has no summary left (it has "
                                   f"{len(self.summaries)})")
-        step, self.summarised = self.summaries[self.summarised], self.summarised + 1
-        return self.parse(step, step.get("usage"), finish_reason=step.get("finish_reason") or
-                          "stop", estimate=estimate_tokens(sum(map(message_chars, messages))))
+        step = self.summaries[self.summarised]
+        self.summarised += 1
+        chars = sum(map(message_chars, messages))
+        return self.parse(step, step.get("usage"), estimate=estimate_tokens(chars),
+                          finish_reason=step.get("finish_reason") or "stop")
 
     def _record(self, messages: list[Message], tools: list[dict], tool_choice: Any) -> int:
-        """Keep a copy of this request; return its size in characters. A run appends to its
-        list, so only the new messages are copied and counted; any other list (a compacted
-        request, or one edited in place) is copied afresh."""
+        """Keep a copy of this request; return its size in characters. Of a list that grew,
+        only the new messages are copied (another list, or one edited: all of it)."""
         copies = self._copies
-        if self._sent is not messages or len(copies) > len(messages) or (
-                copies and messages[len(copies) - 1].get("content") != copies[-1].get("content")):
-            copies, self._chars = [], 0  # not the same list grown (a compacted request)
+        end = len(copies)
+        if self._sent is not messages or messages[end - 1:end] != copies[-1:]:
+            copies = []
+            self._chars = 0
         for message in messages[len(copies):]:
             copies.append(copy_message(message))
             self._chars += message_chars(message)
-        self._sent, self._copies = messages, copies
-        self._log.append((copies, len(messages), tools or [], tool_choice))
+        self._sent = messages
+        self._copies = copies
+        request = {"messages": copies, "tools": tools or [], "tool_choice": tool_choice}
+        self._log.append((request, len(messages)))  # it saw the first len(messages) copies
         if self._tools[0] is not tools:
             self._tools = (tools, len(json.dumps(tools)) if tools else 0)
         return self._chars + self._tools[1]
 
 
-def unforced(tool_choice: Any, reply: ModelReply) -> str | None:
-    """What ``reply`` does that ``tool_choice`` forbids, or None if it honours it."""
-    names = [call["function"]["name"] for call in reply.tool_calls]
-    if isinstance(tool_choice, dict):
-        wanted = (tool_choice.get("function") or {}).get("name")
-        if not names or set(names) != {wanted}:
-            return (f"answers tool_choice forcing {wanted!r} with "
-                    + (f"a call to {names}" if names else "no tool call"))
-    elif tool_choice == "required" and not names:
-        return 'answers tool_choice "required" without a tool call'
-    elif tool_choice == "none" and names:
-        return f'calls {names} though tool_choice is "none"'
-    return None
+def _check_forcing(step: int, tool_choice: Any, reply: ModelReply) -> None:
+    """`ScriptMismatch` if ``reply`` does not do what a forced ``tool_choice`` asks."""
+    names = {call["function"]["name"] for call in reply.tool_calls}
+    if isinstance(tool_choice, dict):  # one named function
+        honoured = names == {(tool_choice.get("function") or {}).get("name")}
+    else:
+        honoured = {"required": bool(names), "none": not names}.get(tool_choice, True)
+    if not honoured:
+        raise ScriptMismatch(f"ScriptedModel step #{step} {_shown(reply.message())} though "
+                             f"tool_choice is {tool_choice!r}; script the call it forces, or make "
+                             "the model with strict=False to show a model that ignores forcing")
 
 
 def _shown(step: Step) -> str:
-    """A step in a few words, for `ScriptedModel.assert_complete`."""
+    """A step in a few words: what it calls, or says."""
     if callable(step):
         return f"a function ({getattr(step, '__name__', 'step')})"
     calls = [str(c.get("function", {}).get("name")) for c in step.get("tool_calls") or ()]

@@ -1,14 +1,12 @@
-"""The sub-agent: hand a self-contained task to a fresh context.
+"""The sub-agent: hand a self-contained task to a fresh context, so that a long side quest
+costs the parent one tool message (its tokens still count, per delegation).
 
     parent:    delegate_task({"task": "Summarise docs/policies/returns.md"})
                   v   a new conversation: [system (sub-agent prompt), user (the task)]
     sub-agent: its own turns, only `subagent_tools` (no delegate_task, no plan); the
                parent's model, hooks, permissions, clock and cancel
                   v
-    parent:    role "tool" message = the sub-agent's final answer
-
-A long side quest costs the parent one tool message (its tokens still count, per delegation).
-"""
+    parent:    role "tool" message = the sub-agent's final answer"""
 
 from __future__ import annotations
 
@@ -79,15 +77,16 @@ class Child:
         """The `Delegation` of this child, from the `RunResult` its run returned."""
         said = [m["content"] for m in result.messages
                 if m["role"] == "assistant" and m.get("content")]
-        return Delegation(self.agent_id, self.task, result.outcome,
-                          result.final or (said[-1] if said else None) or result.error,
-                          dict(result.usage), sum(e.type == "tool_call" for e in result.events),
-                          round(time.monotonic() - self.started, 3), result.error)
+        answer = result.final or (said[-1] if said else None) or result.error
+        calls = sum(e.type == "tool_call" for e in result.events)
+        seconds = round(time.monotonic() - self.started, 3)
+        return Delegation(self.agent_id, self.task, result.outcome, answer, dict(result.usage),
+                          calls, seconds, result.error)
 
 
 class Subagents(Mechanism):
-    """The `delegate_task` tool of one run, its children, and their records. ``tools``:
-    the names of the run's tools a sub-agent may use."""
+    """The `delegate_task` tool of one run, its children and their records. ``tools``: the
+    names of the run's tools a sub-agent may use."""
 
     def __init__(self, tools: Iterable[str], max_turns: int, parent_id: str = "main", *,
                  system: str | None = None) -> None:
@@ -106,7 +105,8 @@ class Subagents(Mechanism):
         return {"delegations": self.delegations}
 
     def delegate(self, task: str) -> ToolResult:
-        """Run one sub-agent to its end; its answer is the tool's result."""
+        """Run one sub-agent to its end; its answer is the tool's result (an empty one would
+        read like a tool that printed nothing)."""
         known = self.door.tools()
         tools = [known[name] for name in self.child_tools if name in known]
         child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task, tools,
@@ -115,7 +115,7 @@ class Subagents(Mechanism):
         self.delegations.append(done)
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
             raise KeyboardInterrupt
-        if done.outcome == "completed":  # an empty answer would read like a tool that
-            return ToolResult(True, done.answer or NO_ANSWER)  # printed nothing
-        return ToolResult(False, f"[sub-agent stopped early: {done.outcome}] "
-                                 f"{done.answer or '(no answer)'}")
+        if done.outcome == "completed":
+            return ToolResult(True, done.answer or NO_ANSWER)
+        stopped = f"[sub-agent stopped early: {done.outcome}]"
+        return ToolResult(False, f"{stopped} {done.answer or '(no answer)'}")

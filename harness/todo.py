@@ -5,12 +5,11 @@
     -> [>] Find the return policy
        [ ] Draft the answer
 
-Validate, then replace: a refused update leaves the old plan as it was.
-"""
+Validate, then replace: a refused update leaves the old plan as it was."""
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -22,10 +21,9 @@ from .tools import Tool, ToolArgumentError, ToolResult
 UPDATED = "Plan updated"  # how an accepted update's result starts (planning.plan_in reads it)
 MAX_ITEMS = 20
 MAX_CONTENT = 500  # characters: a step of a plan, not a document (the stop gate quotes it)
-# A newline would draw a fake "[x] ..." line under the item; a bidi control reorders it.
-NOT_IN_CONTENT = {"Cc", "Zl", "Zp"}
-BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-Status = Literal["pending", "in_progress", "completed"]
+# A control character or line break would draw a fake "[x] ..." line; a bidi control reorders it.
+NOT_IN_CONTENT = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029"
+                            r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
@@ -34,7 +32,7 @@ class TodoItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     content: str
-    status: Status
+    status: Literal["pending", "in_progress", "completed"]
 
     @field_validator("content")
     @classmethod
@@ -44,7 +42,7 @@ class TodoItem(BaseModel):
         if len(value) > MAX_CONTENT:
             raise ValueError(f"content is {len(value):,} characters; at most {MAX_CONTENT} "
                              "(one step, in a sentence)")
-        if any(unicodedata.category(c) in NOT_IN_CONTENT or c in BIDI_CONTROLS for c in value):
+        if NOT_IN_CONTENT.search(value):
             raise ValueError("content must be one line, without control characters "
                              "(no newlines or tabs)")
         return value
@@ -100,13 +98,8 @@ class TodoList:
     def render(self) -> str:
         return render(self._items)
 
-    def open_items(self) -> list[TodoItem]:
-        return [item for item in self._items if item.status != "completed"]
-
     def update(self, items: Iterable[TodoItem | dict]) -> str:
         """Validate the whole new list, then replace the plan (or raise `PlanError`)."""
-        if items is None:
-            raise PlanError("todos is required: send the complete list ([] clears the plan)")
         try:  # the tool's own arguments model: the same errors, naming each item
             new = TodoWriteArgs.model_validate({"todos": items}).todos
         except ValidationError as exc:

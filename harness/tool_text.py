@@ -1,16 +1,17 @@
 """A tool's text, in and out: the arguments a model wrote, the result it reads back. Every
-problem becomes one line the model can act on; a long result keeps its head and tail (`cap`).
-"""
+problem is one line the model can act on; a long result keeps its head and tail (`cap`)."""
 
 from __future__ import annotations
 
 import json
 import re
+import textwrap
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+DEFAULT_MAX_OUTPUT = 8_000  # characters of tool output the model gets back
 MAX_PROBLEMS = 5  # a call with 10,000 bad fields gets a short answer, not 10,000 lines
 
 
@@ -20,22 +21,44 @@ class ToolArgumentError(ValueError):
 
 def parse_json_object(raw: str | None) -> dict:
     """Parse exactly one JSON object. An empty string means no arguments (``{}``)."""
-    text = (raw or "").strip()
-    if not text:
-        return {}
+    text = (raw or "").strip() or "{}"
     try:
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as exc:
-        raise ToolArgumentError(
-            f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
+        why = f"{exc.msg} at char {exc.pos}"
+        raise ToolArgumentError(f"arguments are not valid JSON ({why})") from None
     except (RecursionError, ValueError) as exc:  # nested too deeply, a 4,301-digit number
         why = str(exc).split(":")[0][:200]
         raise ToolArgumentError(f"arguments hold a value that cannot be read ({why})") from None
-    if text[end:].strip():
+    if text[end:]:
         raise ToolArgumentError("arguments must be one JSON object; found more data after it")
     if not isinstance(value, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
     return value
+
+
+def describe(exc: Exception) -> str:
+    """The problems of a call, naming each field: missing ones first, then unknown ones,
+    then the rest, each in field order (not in the order pydantic reports them)."""
+    if not isinstance(exc, ValidationError):  # a validator of yours raised something else
+        why = error_line(exc).removeprefix("Error: ")
+        return f"arguments could not be validated ({why if len(why) <= 200 else why[:197] + '...'})"
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            problems.append((0, where, f"missing field '{where}'"))
+        elif err["type"] == "extra_forbidden":
+            problems.append((1, where, f"unknown field '{where}'"))
+        else:  # a validator's own words, without pydantic's "Value error, " in front
+            problems.append((2, where, f"'{where}': " + err["msg"].removeprefix("Value error, ")))
+    # natural order: todos.2 before todos.10
+    problems.sort(key=lambda p: (p[0], [(not s.isdigit(), int(s) if s.isdigit() else 0, s)
+                                        for s in p[1].split(".")]))
+    shown = [text for *_, text in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append(f"and {len(problems) - MAX_PROBLEMS} more")
+    return "invalid arguments: " + "; ".join(shown)
 
 
 def to_text(value: Any) -> str:
@@ -58,36 +81,9 @@ def cap(text: str, limit: int) -> str:
     room = limit - len(f"\n[... {len(text):,} characters cut ...]\n")
     if room < 3:  # too small for a marker: the head alone
         return text[:limit]
-    head, tail = room * 2 // 3, room - room * 2 // 3
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail:]}"
-
-
-def describe(exc: ValidationError) -> str:
-    """The problems of a call, naming each field: missing ones first, then unknown ones,
-    then the rest, each in field order (not in the order pydantic reports them)."""
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "missing":
-            problems.append((0, where, f"missing field '{where}'"))
-        elif err["type"] == "extra_forbidden":
-            problems.append((1, where, f"unknown field '{where}'"))
-        else:  # a validator's own words, without pydantic's "Value error, " in front
-            problems.append((2, where, f"'{where}': " + err["msg"].removeprefix("Value error, ")))
-    # natural order: todos.2 before todos.10
-    problems.sort(key=lambda p: (p[0], [(not s.isdigit(), int(s) if s.isdigit() else 0, s)
-                                        for s in p[1].split(".")]))
-    shown = [text for *_, text in problems[:MAX_PROBLEMS]]
-    if len(problems) > MAX_PROBLEMS:
-        shown.append(f"and {len(problems) - MAX_PROBLEMS} more")
-    return "invalid arguments: " + "; ".join(shown)
-
-
-def reason(exc: BaseException, limit: int = 200) -> str:
-    """``Type: first line of the message``, at most ``limit`` characters."""
-    line = error_line(exc).removeprefix("Error: ")
-    return line if len(line) <= limit else line[:limit - 3] + "..."
+    head = room * 2 // 3  # two thirds of the room before the marker, the rest after it
+    tail = room - head
+    return f"{text[:head]}\n[... {len(text) - room:,} characters cut ...]\n{text[-tail:]}"
 
 
 def error_line(exc: BaseException) -> str:
@@ -101,28 +97,24 @@ def error_line(exc: BaseException) -> str:
 
 def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """A Google-style docstring's description, and its ``Args:`` entries (for @tool)."""
-    head, _, rest = doc.partition("\nArgs:")
+    head, rest = doc.split("\nArgs:", 1) if "\nArgs:" in doc else (doc, "")
+    section = re.split(r"\n(?=\S)", rest, maxsplit=1)[0]  # up to the next one (Returns:)
     args: dict[str, str] = {}
-    indent, current = None, None
-    for line in filter(str.strip, rest.splitlines()):
-        depth = len(line) - len(line.lstrip())
-        indent = depth if indent is None else indent
-        if depth < indent or depth == 0:  # the next section (Returns:, Raises:) ends Args
-            break
-        entry = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line.strip())
-        if depth == indent and entry:
-            current = entry.group(1)
-            args[current] = entry.group(2).strip()
-        elif current:
+    current = None
+    for line in textwrap.dedent(section).splitlines():
+        entry = re.match(r"(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)  # name (type): what it is
+        if entry:
+            current = entry[1]
+            args[current] = entry[2].strip()
+        elif current and line.strip():  # an entry's next line
             args[current] += " " + line.strip()
     return head.strip(), args
 
 
 def strip_titles(schema: Any) -> Any:
     """Drop pydantic's auto-generated ``title`` keys: they cost tokens and say nothing."""
-    if isinstance(schema, dict):
-        return {k: strip_titles(v) for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))}
     if isinstance(schema, list):
         return [strip_titles(v) for v in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    return {k: strip_titles(v) for k, v in schema.items() if k != "title" or not isinstance(v, str)}

@@ -77,7 +77,7 @@ class OpenAIModel:
     (optional for a local server such as Ollama or vLLM). ``settings`` are request
     settings (``temperature``, ``max_tokens``, ``extra_body``...) and the harness's own
     (``stream``, ``system_role``...), over those in ``HARNESS_MODEL_SETTINGS`` (JSON):
-    see model_settings.py. Extra keyword arguments go to ``openai.OpenAI`` (for example
+    see live/settings.py. Extra keyword arguments go to ``openai.OpenAI`` (for example
     ``max_retries=2, timeout=60``).
     """
 
