@@ -39,7 +39,7 @@ def measured() -> dict[str, str]:
     return {
         "planning prompt (system)": PLANNING_PROMPT,
         "todo_write schema": json.dumps(TodoList().as_tool().schema()),
-        "delegate_task schema": json.dumps(Subagents([], 10, run_child=None).tool.schema()),
+        "delegate_task schema": json.dumps(Subagents([], 10).tool.schema()),
         "todo_write result (4 items)": typical_result(),
         "reminder": REMINDER_TEXT.format(rounds=3),
         "stop gate (2 open items)": stop_gate_text([item["content"] for item in TYPICAL_PLAN[2:]]),

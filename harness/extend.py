@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+import threading
 from importlib import import_module
 from typing import Any
 
@@ -24,6 +25,7 @@ from .outcomes import OUTCOMES
 SHIPPED: list[str] = []  # the modules discover() imports (harness/__init__.py lists them)
 REGISTERED: dict[str, Extension] = {}
 CORE_TOOLS = ("todo_write", "delegate_task")  # the core makes these for a run
+FINDING = threading.RLock()  # two threads may look for an extension at once
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,9 @@ def register(extension: Extension) -> None:
 
 def discover(until: Callable[[], bool] = lambda: False) -> None:
     """Import the shipped extensions not imported yet, one by one, until ``until()``."""
-    while SHIPPED and not until():
-        import_module(SHIPPED.pop(0))  # it registers itself
+    with FINDING:
+        while SHIPPED and not until():
+            import_module(SHIPPED.pop(0))  # it registers itself
 
 
 def service(name: str) -> Any:
@@ -60,7 +63,6 @@ def service(name: str) -> Any:
     if name not in lent():
         raise LookupError(f"no extension lends the service {name!r}")
     return lent()[name]
-
 
 
 def settings_of(options: dict[str, Any], core: tuple[str, ...]) -> dict[str, Any]:

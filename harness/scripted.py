@@ -80,7 +80,8 @@ class ScriptedModel:
         self.delay = delay
         self.words = words
         self.parse = parse  # harness.live.parse_reply: read steps as a live model's replies
-        self.summaries = None if summaries is None else list(summaries)  # None: the next step
+        # replies to a mechanism's requests (door.ask: a summary); None: they take the next step
+        self.summaries = None if summaries is None else list(summaries)
         self.summarised = 0  # summaries given
         self._log: list[tuple[dict, int]] = []  # each request, and how many copies it saw
         self._sent: list[Message] = []  # the list last sent, its copies and their size
@@ -91,8 +92,8 @@ class ScriptedModel:
     @classmethod
     def from_run(cls, run: Any, **settings: Any) -> ScriptedModel:
         """Replay a run's model replies in request order, sub-agents included (``run``: a
-        `RunResult`, a saved one's path, a ``CallLog``); its summaries answer summary requests
-        only. Not strict unless asked: the live model may have ignored a forcing."""
+        `RunResult`, a saved one's path, a ``CallLog``); what its mechanisms asked (summaries)
+        answers theirs only. Not strict unless asked: the live model may have ignored a forcing."""
         answers, summaries = service("runs").steps_of(run)  # harness/context/saved.py
         return cls(answers, **{"summaries": summaries, "strict": False, **settings})
 
@@ -117,7 +118,7 @@ class ScriptedModel:
 
     def complete(self, messages: list[Message], tools: list[dict], tool_choice: Any = None,
                  *, report: Report | None = None, purpose: str | None = None) -> ModelReply:
-        if purpose == "summary" and self.summaries is not None:
+        if purpose and self.summaries is not None:  # a mechanism's request, not the agent's
             return self._summary(messages)
         n = len(self._log) + 1  # this request's number
         chars = self._record(messages, tools, tool_choice)
@@ -142,7 +143,7 @@ class ScriptedModel:
 
     def _summary(self, messages: list[Message]) -> ModelReply:
         if self.summarised >= len(self.summaries):
-            raise ScriptExhausted(f"ScriptedModel has no summary left (it has "
+            raise ScriptExhausted(f"ScriptedModel has no summary left for a mechanism (it has "
                                   f"{len(self.summaries)})")
         step = self.summaries[self.summarised]
         self.summarised += 1

@@ -123,7 +123,7 @@ def show_request(request: dict, limit: int = 300) -> None:
 
 SHOWN = {  # the fields worth seeing, per event type; any other type shows all its fields
     "run_start": ("task",),
-    "model_request": ("turn", "tool_choice"),
+    "model_request": ("turn", "tool_choice", "purpose"),
     "tool_call": ("call_id", "tool_name", "arguments"),
     "tool_result": ("call_id", "tool_name", "status", "output"),
     "stop": ("final", "open_items"),

@@ -54,10 +54,18 @@ def core_imports() -> list[tuple[str, str]]:
     return found
 
 
+def reaches_a_sub_package(module: str) -> bool:
+    relative = module.startswith(".") and module.lstrip(".").split(".")[0] in SUB_PACKAGES
+    absolute = module.split(".")[0] == "harness" and module.split(".")[1:2] in [
+        [name] for name in SUB_PACKAGES]
+    return relative or absolute
+
+
 def test_no_core_module_imports_a_sub_package_not_even_in_a_function():
-    reaching = [(file, module) for file, module in core_imports() if file != "__main__.py"
-                and (module.lstrip(".").split(".")[0] in SUB_PACKAGES and module.startswith(".")
-                     or module.split(".")[:2] in [["harness", s] for s in SUB_PACKAGES])]
+    found = core_imports()
+    assert len(found) > 50  # the parser sees the core's imports
+    reaching = [(file, module) for file, module in found
+                if file != "__main__.py" and reaches_a_sub_package(module)]
     assert reaching == []
 
 
@@ -340,3 +348,18 @@ def test_a_run_times_out_even_inside_a_slow_door_read():
     started = time.monotonic()
     result = Agent(ScriptedModel([say("x")]), mechanisms=[Slow], max_seconds=0.3).run("go")
     assert result.outcome == "time_limit" and time.monotonic() - started < 2
+
+
+def test_a_mechanisms_request_of_any_purpose_is_never_replayed_as_the_agents_answer(tmp_path):
+    class Review(Mechanism):  # asks a reviewer about every answer, and accepts it
+        def on_answer(self, answer):
+            self.door.ask([{"role": "user", "content": answer.text}], purpose="review")
+            return ()
+
+    model = ScriptedModel([tool_call("lookup", query="x"), say("It is x."), say("fine")])
+    first = Agent(model, [lookup], mechanisms=[Review]).run("go")
+    assert [e.get("purpose") for e in first.events if e.type == "model_request"] == [
+        None, None, "review"]
+    replayed = Agent(ScriptedModel.from_run(first.save(tmp_path / "run.json")), [lookup],
+                     mechanisms=[Review]).run("go")
+    assert (replayed.outcome, replayed.final) == ("completed", "It is x.")

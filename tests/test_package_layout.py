@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "harness"
 SUB_PACKAGES = ("live", "workspace", "ui", "durable", "context", "mcp", "skills", "waiting")
 HEAVY = ("openai", "ipywidgets", "httpx")
-CORE_MAX_LINES, CORE_FILE_MAX_LINES = 1600, 200
+CORE_MAX_LINES, CORE_FILE_MAX_LINES = 1900, 200
 ALLOWED = ("pydantic", "pydantic_core", "typing_extensions", "annotated_types",
            "typing_inspection", "harness")
 
@@ -205,10 +205,11 @@ def test_no_core_file_is_over_200_lines():
     assert max(counts.values()) <= CORE_FILE_MAX_LINES, message
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: the core is about 2,190 lines (1,470 of code, "
-                   "the rest docstrings, comments and blank lines), the target 1,600 (see the "
-                   "closing note); strict, so meeting it fails this mark")
-def test_core_files_total_at_most_1600_lines():
+@pytest.mark.xfail(strict=True, reason="issue 27: the core is about 2,550 lines with the door, "
+                   "the stack and checked input (about 1,780 of code, 470 blank lines PEP 8 "
+                   "keeps, 300 of docstrings), the target 1,900 (see the closing note); strict, "
+                   "so meeting it fails this mark")
+def test_core_files_total_at_most_1900_lines():
     counts, message = core_lines()
     assert sum(counts.values()) <= CORE_MAX_LINES, message
 

@@ -90,9 +90,9 @@ def replies_of(run: Any) -> list[dict]:
 
 
 def steps_of(run: Any) -> tuple[list[dict], list[dict]]:
-    """A run's replies as `ScriptedModel` steps: the agents', and its summaries apart."""
+    """A run's replies as `ScriptedModel` steps: the agents', and apart from them the
+    replies to its mechanisms' requests (a summary, any ``purpose``)."""
     steps = replies_of(run)
-    answers = [s for s in steps if s.get("purpose") != "summary"]
-    summaries = [{k: v for k, v in s.items() if k != "purpose"} for s in steps
-                 if s.get("purpose") == "summary"]
-    return answers, summaries
+    answers = [s for s in steps if not s.get("purpose")]
+    others = [{k: v for k, v in s.items() if k != "purpose"} for s in steps if s.get("purpose")]
+    return answers, others

@@ -36,12 +36,12 @@ class Resumed:
 
     def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None,
                  *, report: Any = None, purpose: str | None = None) -> ModelReply:
-        """The next logged reply while there is one (a summary's: the next logged summary),
-        then the live model."""
+        """The next logged reply while there is one (a mechanism's request, a summary: the
+        next logged reply to one), then the live model."""
         summaries = self.recorded.summaries or []
-        if purpose == "summary" and self.recorded.summarised < len(summaries):
+        if purpose and self.recorded.summarised < len(summaries):
             return self.recorded.complete(messages, tools, tool_choice, purpose=purpose)
-        if purpose != "summary" and self.recorded.remaining:
+        if not purpose and self.recorded.remaining:
             return self.recorded.complete(messages, tools, tool_choice, report=report)
         return ask(self.live, messages, tools, tool_choice, report or _nothing, purpose)
 
