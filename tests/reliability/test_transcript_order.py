@@ -100,8 +100,9 @@ def scripts(draw: st.DrawFn) -> list[dict]:
 def guarded_hooks() -> Hooks:
     """A guard that blocks echoing more than five characters (about half the echoes)."""
     hooks = Hooks()
-    hooks.on("pre_tool_use", lambda e: "Blocked: too long to echo"
-             if e.tool_name == "echo" and len(e.arguments["text"]) > 5 else None)
+    hooks.on("pre_tool_use", lambda e: "Blocked: too long to echo"  # (a refused call's
+             if e.runnable and e.tool_name == "echo"  # arguments are its raw text)
+             and len(e.arguments["text"]) > 5 else None)
     return hooks
 
 
