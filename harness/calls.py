@@ -86,8 +86,12 @@ class CallPath:
         if early is None or early[0] == "recorded":  # a recorded call: what it was (the plan)
             try:
                 args = tool.parse(raw)
-            except ToolArgumentError as exc:
-                early = early or ("invalid_arguments", ToolResult(False, f"Error: {exc}"))
+            except RunOver:
+                raise
+            except Exception as exc:  # any tool's parse: a refusal, never the run's end
+                why = exc if isinstance(exc, ToolArgumentError) else (
+                    f"the arguments could not be checked ({type(exc).__name__})")
+                early = early or ("invalid_arguments", ToolResult(False, f"Error: {why}"))
         self.used_ids.add(call_id)
         # What hooks, the approver and the log see is what will run: read-only JSON data.
         arguments = raw if args is None else frozen(args.model_dump(mode="json"))

@@ -7,7 +7,8 @@
 Everything comes from PyPI and npm, every version pinned, and nothing from a CDN when
 the site runs:
 
-    build tools   requirements-site.txt, in a venv of their own (CACHE/venv)
+    build tools   requirements-site.txt (the whole tree, hash-checked), in a venv of
+                  their own (CACHE/venv)
     Pyodide       npm's pyodide@314.0.6: the core only (wasm, the standard library)
     wheels        requirements-browser.txt (hash-checked), the kernel's own wheels
                   (from jupyterlite-pyodide-kernel), and the harness, built as a wheel
@@ -71,7 +72,8 @@ def build_tools(cache: Path) -> Path:
         shutil.rmtree(venv, ignore_errors=True)
         run(sys.executable, "-m", "venv", venv)
         python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
-        run(python, "-m", "pip", "install", "-q", "-r", ROOT / "requirements-site.txt")
+        run(python, "-m", "pip", "install", "-q", "--require-hashes",
+            "-r", ROOT / "requirements-site.txt")
         stamp.write_text(wanted)
     return venv / ("Scripts" if os.name == "nt" else "bin")
 

@@ -82,11 +82,24 @@ def pasted(result):
 
 
 def always_structured(result):
-    ok, text = l14.result_text(result)
-    if result.get("structuredContent") is not None and json.dumps(
-            result["structuredContent"]) not in text:
+    ok, text = only_text(result)[0], l14.result_text({**result, "structuredContent": None})[1]
+    if result.get("structuredContent") is not None:
         text += "\n" + json.dumps(result["structuredContent"])
     return ok, text
+
+
+def structured_only_without_text(result):
+    """The rule lesson 14 taught before: it hides what only the structured content says."""
+    ok, text = l14.result_text({**result, "structuredContent": None})
+    has_text = any(b["type"] == "text" for b in result["content"])
+    if result.get("structuredContent") is not None and not has_text:
+        text += "\n" + json.dumps(result["structuredContent"])
+    return ok, text.strip("\n")
+
+
+def error_text_is_an_error(result):
+    ok, text = l14.result_text(result)
+    return ok and not text.startswith("Error"), text
 
 
 def joined_without_newline(result):
@@ -109,7 +122,9 @@ def text_only_string(result):
     (only_text, "name each image or audio block by its mimeType"),
     (ok_always, "ok should be False"),
     (pasted, "base64"),
-    (always_structured, "only when there is no text"),
+    (always_structured, "there twice"),
+    (structured_only_without_text, "carrier"),
+    (error_text_is_an_error, "ok should be True"),
     (joined_without_newline, "two text blocks"),
     (reversed_blocks, "two text blocks"),
     (text_only_string, "return (ok, text)"),

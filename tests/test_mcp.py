@@ -118,7 +118,8 @@ def test_arguments_are_checked_strictly_against_the_servers_schema(shop):
 def test_side_effects_come_from_annotations(shop, odd_server):
     layer = Agent(ScriptedModel([say("x")]), mcp_servers=[shop, odd_server]).stack.find("mcp")
     tools = {t.name: t for t in layer.make(_FakeDoor()).tools()}
-    assert tools["mcp__shop__get_order"].side_effects is False
+    # readOnlyHint is the server's hint: not trusted unless the person vouches (read_only=)
+    assert tools["mcp__shop__get_order"].side_effects is True
     assert tools["mcp__shop__issue_refund"].side_effects is True  # readOnlyHint false
     assert tools["mcp__odd__delete_all"].side_effects is True  # not annotated: it may
     assert tools["mcp__odd__delete_all"].destructive is True
@@ -136,7 +137,8 @@ class _FakeDoor:
 
 def test_call_log_replay_never_repeats_a_destructive_mcp_call(tmp_path):
     ws = Workspace.sample(tmp_path / "ws")
-    with MCPServer("shop", sys.executable, ["tools/shop_server.py"], cwd=ws.root) as shop:
+    with MCPServer("shop", sys.executable, ["tools/shop_server.py"], cwd=ws.root,
+                   read_only=["get_order"]) as shop:
         steps = [tool_call("mcp__shop__issue_refund", {"order_id": "ORD-1002", "amount_eur": 12.5,
                                                        "reason": "late"}),
                  tool_call("mcp__shop__get_order", {"order_id": "ORD-1002"}), say("refunded")]

@@ -9,7 +9,13 @@ result; never replay a call id; never retry a call whose result is unknown.
 - Before a call runs, its intent (agent, call id, tool, arguments) is appended to the
   file and flushed to disk. If that fails, the call does not run, and the model reads why.
 - After the call, its result (status, ok, output). The model's replies are logged too,
-  so even a run that crashed can be replayed: ``ScriptedModel.from_run(CallLog(log_path))``.
+  so even a run that crashed can be replayed offline, every recorded call answered from
+  the log (give the run the log too, or its tools run again), or resumed against a live
+  model with ``resumed(log, model)`` (resume.py):
+
+      log = CallLog("logs/run-42.jsonl")
+      Agent(ScriptedModel.from_run(log), tools).run("the task", call_log=log)
+
 - A log that already holds entries is a run to resume: a call whose result is recorded
   is answered from the record, not run again; a call whose intent is recorded without a
   result is reported (status ``unknown``), never retried: nobody knows if it happened.

@@ -62,8 +62,11 @@ class ModelSettings:
     busy the server keeps the line (keep-alive comments, blank lines): then a
     `ModelError`. ``None``: no limit."""
     max_idle_seconds: float | None = 300.0
-    """Seconds a stream may send nothing of the reply (comments and empty chunks are
-    nothing), the wait for the first piece included: then a `ModelError`."""
+    """Seconds a stream may send nothing of the reply (keep-alive comments, empty chunks,
+    the same usage or finish_reason again are nothing), the wait for the first piece
+    included: then a `ModelError`, with or without a deadline on the run, in a browser tab
+    too. Not lower by default: a reasoning model may think for minutes before its first
+    piece of text."""
     max_echoed_reasoning_chars: int | None = 200_000
     """A reply's ``reasoning_content`` / ``reasoning`` is sent back on later requests (some
     providers need it) cut to this many characters. Signed or encrypted reasoning

@@ -15,9 +15,15 @@ within ~0.1 s and nothing goes on reading. The same checks end a request that ta
 longer than its time limit, or a stream that sends nothing of the reply for too long
 (keep-alive comments and empty chunks are nothing): `ReplyTimedOut`.
 
+The reader thread runs in a copy of the caller's context (`contextvars`): what the run's
+caller set in a ``ContextVar`` (a tracing span, a durable workflow's state) reaches the
+SDK's request as it would inline.
+
 A browser tab has no threads (harness/browser.py): there the reply is read inline, and
-``report()`` and the limits are checked between chunks, so a silent server holds the
-run until its next chunk or the browser's own timeout.
+``report()`` and the limits are checked after each piece of bytes (`NO_NEWS` when it
+completed no chunk: a keep-alive comment, blank lines), so a server that keeps the line
+busy is cut as it is here; a silent one holds the run until its next bytes or the
+browser's own timeout.
 
 The bytes are read here, not by the SDK, so that a size limit holds before anything is
 held whole: a body, or one event of a stream, larger than ``max_bytes`` is refused
@@ -26,13 +32,14 @@ held whole: a body, or one event of a stream, larger than ``max_bytes`` is refus
 
 from __future__ import annotations
 
+import contextvars
 import json
 import queue
 import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from .. import browser
@@ -41,6 +48,7 @@ from .settings import MAX_DEPTH, too_deep
 
 HEARTBEAT = 0.04  # seconds between checks that the run goes on, chunks or none
 READ_AHEAD = 256  # chunks the reader thread may read ahead of the model's thread
+NO_NEWS = object()  # an `HTTPReply` read bytes that completed no chunk: time to check
 _EOL = re.compile(rb"[\r\n]")
 
 
@@ -77,7 +85,8 @@ class StreamReader:
         self.started = self.heard_at = time.monotonic()
         self.inline = open_stream if browser.IN_BROWSER else None  # read by chunks() itself
         if self.inline is None:
-            threading.Thread(target=self._read, args=(open_stream,), daemon=True,
+            threading.Thread(target=contextvars.copy_context().run,
+                             args=(self._read, open_stream), daemon=True,
                              name="harness-stream").start()
 
     def heard(self) -> None:
@@ -158,7 +167,8 @@ class StreamReader:
         for chunk in self.stream:
             report()
             self._in_time(time.monotonic())
-            yield as_dict(chunk)
+            if chunk is not NO_NEWS:
+                yield as_dict(chunk)
         self.finished = True
 
     def _read(self, open_stream: Callable[[], Any]) -> None:
@@ -167,6 +177,8 @@ class StreamReader:
             if self.stopped.is_set():
                 return  # stopped while connecting: close at once (finally)
             for chunk in self.stream:
+                if chunk is NO_NEWS:
+                    continue  # the model's thread checks every HEARTBEAT anyway
                 if self.stopped.is_set() or not self._put(as_dict(chunk)):
                     break
             self.finished = not self.stopped.is_set()
@@ -185,9 +197,10 @@ class Whole(dict):
 
 class HTTPReply:
     """One HTTP response, read from its bytes: server-sent events, one chunk dict each,
-    or one whole JSON body (a `Whole`). A body, a line or an event of more than
-    ``max_bytes`` is refused as it arrives. ``done``: the closing ``data: [DONE]`` came;
-    ``keep_alives``: how many SSE comments came."""
+    or one whole JSON body (a `Whole`), with `NO_NEWS` after each piece of bytes read (a
+    reader without a thread checks its limits then). A body, a line or an event of more
+    than ``max_bytes`` is refused as it arrives. ``done``: the closing ``data: [DONE]``
+    came; ``keep_alives``: how many SSE comments came."""
 
     def __init__(self, opened: Any, *, streamed: bool, max_bytes: int, cap: str) -> None:
         self.opened = opened  # the SDK's APIResponse, holding the httpx response
@@ -196,13 +209,13 @@ class HTTPReply:
         self.done = False
         self.keep_alives = 0
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[Any]:
         kind = (self.response.headers.get("content-type") or "").lower()
         try:
             if "event-stream" in kind or (self.streamed and "json" not in kind):
                 yield from self._events(self.response.iter_bytes())
                 return
-            body = self._body()
+            body = yield from self._body()
             if body.lstrip().startswith((b"data:", b":")):  # events, whatever the header said
                 yield from self._events([body])
             else:
@@ -221,7 +234,8 @@ class HTTPReply:
         return ReplyTooLarge(f"{what} passed {self.max_bytes:,} bytes, more than "
                              f"{self.cap} allows: no more of it was read")
 
-    def _body(self) -> bytes:
+    def _body(self) -> Generator[object, None, bytes]:
+        """The whole body (returned), `NO_NEWS` after each piece of it."""
         length = self.response.headers.get("content-length") or ""
         if length.isdigit() and int(length) > self.max_bytes:
             raise self._too_large("the reply's body")
@@ -230,9 +244,10 @@ class HTTPReply:
             body += piece
             if len(body) > self.max_bytes:
                 raise self._too_large("the reply's body")
+            yield NO_NEWS
         return bytes(body)
 
-    def _events(self, pieces: Iterable[bytes]) -> Iterator[dict]:
+    def _events(self, pieces: Iterable[bytes]) -> Iterator[Any]:
         """The SSE protocol (lines end with CR, LF or CRLF; ``:`` starts a comment; an
         empty line ends an event), each event's ``data`` read as one JSON chunk."""
         line, data, size, after_cr = bytearray(), [], 0, False
@@ -267,6 +282,7 @@ class HTTPReply:
                 line += piece[start:]
                 if len(line) > self.max_bytes:
                     raise self._too_large("one streamed line")
+            yield NO_NEWS
         if line.startswith(b"data:"):  # a last event the server did not end with a line
             data.append(bytes(line[5:]).lstrip(b" "))
         text = b"\n".join(data).decode("utf-8", "replace")

@@ -42,7 +42,9 @@ class Assembler:
     ``limit``: the most the reply may hold, in characters of what it carries (text,
     reasoning, calls), each chunk counting one more: past it `ReplyTooLarge`. Every
     piece is kept in a list and joined once, so a reply of many pieces costs time in
-    proportion to its length. ``progress`` grows whenever a chunk adds to the reply.
+    proportion to its length. ``progress`` grows whenever a chunk adds to the reply: a
+    chunk that carries nothing new (no text, the same usage or finish_reason again, a
+    tool-call piece without arguments) is a keep-alive, however many bytes it takes.
     """
 
     def __init__(self, limit: int | None = None) -> None:
@@ -73,8 +75,9 @@ class Assembler:
             if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # the harness asks for one choice and reads the first
             self._usage(choice.get("usage"))  # Moonshot puts it in the choice
-            if choice.get("finish_reason") and isinstance(choice["finish_reason"], str):
-                self.finish_reason = choice["finish_reason"]
+            finish = choice.get("finish_reason")
+            if finish and isinstance(finish, str) and finish != self.finish_reason:
+                self.finish_reason = finish
                 self.progress += 1
             delta = choice.get("delta") or {}
             if not isinstance(delta, dict):
@@ -137,8 +140,8 @@ class Assembler:
 
     def _usage(self, usage: Any) -> None:
         if isinstance(usage, dict) and usage:
+            self.progress += usage != self.usage
             self.usage = usage
-            self.progress += 1
             self._grow(chars_in(usage), counts=False)
 
     def _content(self, content: Any) -> list[Delta]:
@@ -161,8 +164,10 @@ class Assembler:
         A summary and an encrypted block share an index, so the index alone is not enough."""
         if not isinstance(detail, dict):
             return []
-        self._grow(chars_in(detail))
+        self._grow(chars_in(detail), counts=False)
         block = self._block_of(detail)
+        self.progress += (block is None) + sum(len(v) for k, v in detail.items()
+                                               if k in JOINED and isinstance(v, str))
         if block is None:
             self.details.append({k: v for k, v in detail.items()
                                  if k not in JOINED or not isinstance(v, str)})
@@ -200,22 +205,27 @@ class Assembler:
             self.calls[index] = {"type": "function", "function": {"name": ""}}
             self.args[index] = []
             self._top = max(self._top, index)
-        call = self.calls[index]
+        call, added = self.calls[index], 0  # added: what this piece adds (progress)
         fn = piece.get("function") if isinstance(piece.get("function"), dict) else {}
         if piece.get("id") and not call.get("id"):
             call["id"] = piece["id"]
             self.ids.setdefault(_key(piece["id"]), index)
+            added += 1
         if fn.get("name") and not call["function"]["name"]:
             call["function"]["name"] = fn["name"]
+            added += 1
         args = fn.get("arguments")
         if isinstance(args, dict):  # a server that sends the arguments as one object
             args = json.dumps(args, ensure_ascii=False)
         if isinstance(args, str):
             self.args[index].append(args)
+            added += len(args)
         extra = {k: v for k, v in piece.items() if k not in ("index", "id", "function")}
+        added += any(call.get(k) != v for k, v in extra.items())
         call.update(extra)
         self._grow(len(args or "") + chars_in(fn.get("name")) + chars_in(piece.get("id"))
-                   + (chars_in(extra) if extra else 0))
+                   + (chars_in(extra) if extra else 0), counts=False)
+        self.progress += added
         return [("tool_call", {"text": args or "", "index": index,
                                "name": call["function"]["name"]})]
 

@@ -13,6 +13,12 @@ that says its list changed is read again before the next run (an ``mcp_server`` 
 says what changed). A server that fails to start or dies leaves the run going without
 its tools, and says why. The core of `harness` never imports this package.
 
+The model gets a server's tools only: its resources and prompts are the person's to use
+(offers.py: ``server.list_resources()``, ``read_resource(uri)``, ``list_prompts()``,
+``get_prompt(name, arguments)``). ``agent.close()`` stops an agent's servers; an agent
+dropped without it (a notebook cell run again) stops those no other agent uses when it is
+collected, and at exit every server stops.
+
 Like every extension it uses nothing but its run's door (door.py): starting a server
 and reading its list happen within the run's clock (a server that hangs at its start
 cannot hold a run past ``max_seconds`` or its cancel: it is stopped, and the run ends),
@@ -21,6 +27,7 @@ and the ``mcp_server`` events go out through ``door.emit``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +43,7 @@ from .tools import MCPTool, result_text, tools_of
 
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "ServerTools", "check_servers",
            "load_mcp_config", "result_text", "servers_from"]
+_users: weakref.WeakKeyDictionary[MCPServer, int] = weakref.WeakKeyDictionary()  # its agents
 
 
 def check_servers(servers: list[Any]) -> None:
@@ -84,15 +92,17 @@ class ServerTools(Mechanism):
         now = {t.name for t in server.listing}
         if fresh or changed or left:
             status = "started" if fresh else "changed" if changed else "listed"
+            offers = server.offers if fresh else {}  # resources, prompts: the person's
             self.pending.append(dict(server=server.name, status=status,
                                      tools=[t.name for t in made], left_out=left,
                                      added=sorted(now - before) if changed else [],
-                                     removed=sorted(before - now) if changed else []))
+                                     removed=sorted(before - now) if changed else [],
+                                     **{k: n for k, n in offers.items() if n}))
         return made
 
     def _failed(self, server: MCPServer, error: str) -> list[Tool]:
         self.pending.append(dict(server=server.name, status="failed", tools=[],
-                                 error=error[:500]))
+                                 error=error[:1500]))
         return []
 
     def tools(self) -> list[Tool]:
@@ -132,12 +142,38 @@ def servers_layer(agent: Any) -> Layer | None:
     def make(door: Any) -> ServerTools | None:
         return None if door.depth else ServerTools(servers, door, taken=agent.tools)
 
+    for server in servers:
+        _users[server] = _users.get(server, 0) + 1
+    dropped = weakref.finalize(agent, _dropped, servers)  # holds the servers, not the agent
+    dropped.atexit = False  # at exit, every server stops anyway (server.py)
+
     def close() -> None:
+        if dropped.detach():
+            _release(servers)
         for server in servers:
             server.close()
     return Layer("mcp", make, order=30, later=tuple(s.prefix for s in servers), close=close)
 
 
+def _release(servers: list[MCPServer]) -> list[MCPServer]:
+    """One agent no longer uses ``servers``: those no other agent uses."""
+    unused = []
+    for server in servers:
+        _users[server] = _users.get(server, 1) - 1
+        if _users[server] <= 0:
+            unused.append(server)
+    return unused
+
+
+def _dropped(servers: list[MCPServer]) -> None:
+    """An agent was collected without ``close()`` (a notebook cell run again): the
+    servers no other agent uses stop, at once and without waiting (the collector may
+    run this in any thread, the server's own too)."""
+    for server in _release(servers):
+        if server.running:
+            server.kill("its Agent was dropped without close()")
+
+
 register(Extension("mcp", settings=MCPSettings, layer=servers_layer, events={
     "mcp_server": "server, status (started, changed, listed, failed), tools, left_out, "
-                  "added, removed, error"}))
+                  "added, removed, error, resources, prompts"}))

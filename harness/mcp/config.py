@@ -12,7 +12,9 @@
 ``url`` and ``headers``: that is how a key reaches a server, and only the server whose
 config names it. A stdio server runs in the config file's folder unless it says ``cwd``.
 Fields this harness adds: ``cwd``, ``timeout`` (seconds a call may take), ``tools`` (the
-names to keep), ``sandbox`` (``false`` runs the server unconfined).
+names to keep), ``sandbox`` (``false`` runs the server unconfined), ``read_only``
+(``true`` trusts the server's ``readOnlyHint``, or a list of the tools you vouch only
+read: a replay runs those again; by default none).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from .server import MCPServer
 
 KNOWN = {"type", "command", "args", "env", "url", "headers", "cwd", "timeout", "tools",
-         "sandbox"}
+         "sandbox", "read_only"}
 KINDS = {"stdio": "stdio", "http": "http", "streamable-http": "http",
          "streamable_http": "http", "sse": "sse"}
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -98,8 +100,13 @@ def _server(name: str, entry: Any, base: Path | None, environ: Mapping[str, str]
     sandbox = entry.get("sandbox", True)
     if not isinstance(sandbox, bool):
         raise ValueError(f"{where}: sandbox must be true or false")
+    read_only = entry.get("read_only", False)
+    if not isinstance(read_only, bool) and not (
+            isinstance(read_only, list) and all(isinstance(t, str) for t in read_only)):
+        raise ValueError(f"{where}: read_only must be true (trust the server's readOnlyHint), "
+                         "false (the default) or a list of the tool names that only read")
     common = dict(tools=tools, timeout=float(timeout), sandbox=sandbox,
-                  transport=KINDS[kind])
+                  transport=KINDS[kind], read_only=read_only)
     if KINDS[kind] == "stdio":
         if "command" not in entry:
             raise ValueError(f"{where}: a stdio server needs a command")

@@ -4,10 +4,12 @@
 
 Everything a server says is data: its tool names are cut to the characters a tool name
 may hold, its descriptions are capped and shown with their invisible characters
-escaped, its schema is the only thing the model's arguments are checked against (with
-no field the schema does not name, like every tool here), and its annotations say
-only whether a call changes the world (``readOnlyHint``; unannotated: it does). None
-of it can name a permission, add a tool, or reach past the call path.
+escaped, its schema is shown the same way and is the only thing the model's arguments
+are checked against (with no field the schema does not name, like every tool here;
+schema.py keeps that check inside the schema and within its time). Its annotations are
+hints: a tool changes the world unless the person vouches that it only reads
+(``MCPServer(read_only=...)``). None of it can name a permission, add a tool, or reach
+past the call path.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ..tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, parse_json_object
-from ..ui.display import escape
+from ..tools import DEFAULT_MAX_OUTPUT, Tool, ToolResult, parse_json_object
+from .schema import Checker, capped, shown
 
 MAX_DESCRIPTION = 1_000  # characters of a tool's description the model reads
-MAX_FIELD_DESCRIPTION = 300  # ...and of each description inside its schema
 MAX_SCHEMA = 16_000  # characters of JSON schema: a bigger one leaves the tool out
 
 
@@ -45,23 +47,10 @@ def qualified(prefix: str, tool_name: str, taken: set[str]) -> str:
     return name
 
 
-def capped(text: str | None, limit: int) -> str:
-    """A server's text as the model may read it: escaped, at most ``limit`` characters
-    and a note that says it was cut."""
-    text = escape(text or "", lines=True).strip()
-    if len(text) <= limit:
-        return text
-    return (f"{text[:limit].rstrip()} [cut: the server's description has {len(text):,} "
-            f"characters; the first {limit:,} are shown]")
-
-
 def clean_schema(schema: Any) -> dict:
-    """The server's input schema as sent to the model: an object schema, its nested
-    descriptions capped; unknown top-level fields are refused unless it allows them."""
-    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-        raise ValueError("its input schema is not a JSON object schema")
-    schema = copy.deepcopy(schema)
-    _cap_descriptions(schema)
+    """The server's input schema as sent to the model: an object schema, what only
+    describes in it escaped and capped (`schema.shown`), at most `MAX_SCHEMA` long."""
+    schema = copy.deepcopy(shown(schema))
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     if len(json.dumps(schema)) > MAX_SCHEMA:
@@ -69,16 +58,30 @@ def clean_schema(schema: Any) -> dict:
     return schema
 
 
-def _cap_descriptions(node: Any) -> None:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("description", "title") and isinstance(value, str):
-                node[key] = capped(value, MAX_FIELD_DESCRIPTION)
-            else:
-                _cap_descriptions(value)
-    elif isinstance(node, list):
-        for item in node:
-            _cap_descriptions(item)
+def read_only_names(read_only: Any, server: str = "") -> bool | frozenset[str]:
+    """``MCPServer(read_only=...)`` checked: False (trust no hint), True (trust the
+    server's ``readOnlyHint``) or the names of its tools the person says only read."""
+    if isinstance(read_only, bool):
+        return read_only
+    names = (list(read_only) if isinstance(read_only, Iterable)
+             and not isinstance(read_only, (str, bytes, dict)) else [None])
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"MCP server {server!r}: read_only is False (the default: a tool "
+                        "changes the world, whatever its server says), True (trust the "
+                        "server's readOnlyHint) or a list of its tool names that only read, "
+                        f"not {read_only!r}")
+    return frozenset(names)
+
+
+def reads_only(server: Any, listed: Any) -> bool:
+    """Whether calling this tool changes nothing, as the person says. A server's
+    ``readOnlyHint`` is a hint (the MCP specification calls annotations untrusted): a
+    replay re-runs a read-only tool, so a paying tool that says it only reads would pay
+    twice. It counts only with ``read_only=True``; a list names the tools that read."""
+    vouched = getattr(server, "read_only", False)
+    if vouched is True:
+        return bool(listed.annotations and listed.annotations.read_only_hint)
+    return bool(vouched) and listed.name in vouched
 
 
 class Arguments(dict):
@@ -93,17 +96,11 @@ class MCPTool(Tool):
 
     def __init__(self, server: Any, listed: Any, name: str,
                  max_output: int = DEFAULT_MAX_OUTPUT) -> None:
-        import jsonschema
-
         self.server, self.server_tool = server, listed.name
-        self.input_schema = clean_schema(listed.input_schema)
-        strict = dict(self.input_schema)
-        strict.setdefault("additionalProperties", False)  # like every tool: no extra field
-        cls = jsonschema.validators.validator_for(strict, jsonschema.Draft202012Validator)
-        cls.check_schema(strict)  # a schema that cannot check anything is refused here
-        self.validator = cls(strict)
+        self.input_schema = clean_schema(listed.input_schema)  # what the model reads
+        self.checker = Checker(listed.input_schema)  # what its arguments are checked with
         hints = listed.annotations
-        read_only = bool(hints and hints.read_only_hint)
+        read_only = reads_only(server, listed)
         self.destructive = not read_only and not (hints and hints.destructive_hint is False)
         about = capped(listed.description, MAX_DESCRIPTION) or f"{listed.name} (no description)"
         super().__init__(name, f"[MCP server {server.name}] {about}", _NoModel, self._call,
@@ -115,13 +112,9 @@ class MCPTool(Tool):
                                                  "parameters": self.input_schema}}
 
     def parse(self, arguments: str | None) -> Arguments:
-        text = (arguments or "").strip() or "{}"
-        value = parse_json_object(text)
-        errors = sorted(self.validator.iter_errors(value), key=lambda e: list(e.path))
-        if errors:
-            where = "/".join(map(str, errors[0].path)) or "arguments"
-            raise ToolArgumentError(f"{where}: {errors[0].message[:300]}")
-        return Arguments(value)
+        """The model's arguments if they fit the server's schema, else `ToolArgumentError`:
+        also when the check itself fails or runs out of time (`Checker.check`)."""
+        return Arguments(self.checker.check(parse_json_object(arguments)))
 
     def execute(self, args: Any, control: Any = None) -> ToolResult:
         return self._call(dict(args), control)
@@ -130,7 +123,27 @@ class MCPTool(Tool):
         answer = self.server.call(self.server_tool, arguments, control)
         if isinstance(answer, ToolResult):
             return answer
-        return ToolResult(not answer.is_error, result_text(answer) or "(no output)")
+        try:
+            text = result_text(answer)
+        except Exception as exc:  # a result too deep to write out, say: the server's fault
+            text = f"Error: MCP server '{self.server.name}' sent a result that cannot be " \
+                   f"read ({type(exc).__name__})"
+        return ToolResult(not answer.is_error, refused_write(self.server, text) or "(no output)")
+
+
+READ_ONLY_WRITE = re.compile(r"read-only file system|\bEROFS\b|\.lock'? could not be obtained",
+                             re.IGNORECASE)
+
+
+def refused_write(server: Any, text: str) -> str:
+    """``text``, and a line saying how to allow it when a sandboxed server was refused a
+    write the sandbox keeps read-only (``.git`` in its folder: git's lock file)."""
+    if not (getattr(server, "sandbox", None) and getattr(server, "command", None)
+            and READ_ONLY_WRITE.search(text)):
+        return text
+    return (f"{text}\n[The sandbox refused a write: in a server's folder, .git and virtual "
+            "environments are read-only. A folder named in its args (git: --repository "
+            "PATH) is writable whole; or run it with \"sandbox\": false.]")
 
 
 class _NoModel:
@@ -141,8 +154,9 @@ class _NoModel:
 
 def result_text(result: Any) -> str:
     """A `CallToolResult` as the text the model reads: its text blocks; what is not text
-    (an image, audio, a resource) named, not pasted; structured content as JSON when
-    there is no text beside it."""
+    (an image, audio, a resource) named, not pasted; structured content as JSON unless
+    the text already says it (a server may put what the text leaves out only there: a
+    CI tool's exit codes)."""
     parts = []
     for block in result.content:
         kind = getattr(block, "type", "")
@@ -160,10 +174,41 @@ def result_text(result: Any) -> str:
                          f"[resource: {inner.uri}, {inner.mime_type or 'binary'}, not shown]")
         else:
             parts.append(f"[{kind or 'content'}: not shown]")
-    if result.structured_content is not None and not any(
-            getattr(b, "type", "") == "text" for b in result.content):
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
+    texts = [b.text for b in result.content if getattr(b, "type", "") == "text"]
+    said = result.structured_content
+    if said is not None and not _says(texts, said):
+        parts.append(json.dumps(said, ensure_ascii=False, indent=1))
     return "\n".join(parts)
+
+
+def _says(texts: list[str], said: Any) -> bool:
+    """Whether the text blocks already say ``said``: one of them (or all of them
+    together) is that JSON or holds it written on one line, or ``said`` holds nothing
+    but strings the text holds (``{"result": text}``: an SDK's wrapping of a tool's
+    text). A number is never taken as said: ``"exit": 1`` is not in ``"step 1 ran"``."""
+    whole = "".join(texts)
+    for text in [*texts, whole] if texts else []:
+        try:
+            if json.loads(text) == said:
+                return True
+        except (ValueError, RecursionError):
+            pass
+        if any(json.dumps(said, ensure_ascii=ascii, separators=separators) in text
+               for ascii in (False, True) for separators in ((",", ":"), (", ", ": "))):
+            return True
+    strings = list(_leaves(said))
+    return bool(texts) and all(isinstance(s, str) and s in whole for s in strings)
+
+
+def _leaves(value: Any) -> Any:
+    """The values in a JSON value (not its keys), depth first."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
 
 
 def tools_of(server: Any, taken: set[str] | None = None) -> tuple[list[MCPTool], list[str]]:

@@ -35,6 +35,7 @@ from ..mechanism import Mechanism
 from ..stack import Layer
 from ..tools import Tool, ToolResult, tool
 from ..workspace.files import Files
+from ..workspace.person import keep_read_only
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 MAX_NAME, MAX_DESCRIPTION = 64, 1_024  # as the Agent Skills format has them
@@ -80,6 +81,7 @@ class Skills:
         if not self.folder.is_dir():
             raise FileNotFoundError(f"no skills folder at {self.folder}: it holds one folder "
                                     "per skill, each with a SKILL.md")
+        keep_read_only(self.folder)  # the person's: never the model's to write (person.py)
         for name in skill_folders(self.folder, self.problems):
             self._add(name)
 

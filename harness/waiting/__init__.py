@@ -14,10 +14,17 @@ and stops waiting as soon as the cancel or the deadline fires: the run ends (or 
 model reads that the result could not be read in time), and the thread is left to
 finish on its own. A browser tab has no threads: there everything runs inline and is
 checked between chunks (browser.py).
+
+Each thread runs in a copy of the caller's context (`contextvars`), as the call would
+inline: what the caller set in a ``ContextVar`` (a durable workflow's step counter, the
+tracing span a request belongs to) is what the model request, the hook and the result's
+own code see. Without it, DBOS did not record a model step made in such a thread, and
+its recovery asked the model again from the start.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -59,8 +66,7 @@ class ThreadedControl(RunControl):
             except BaseException as exc:  # re-raised in the caller's thread
                 box["error"] = exc
 
-        worker = threading.Thread(target=target, daemon=True)
-        worker.start()
+        worker = _in_context(target)
         try:
             while worker.is_alive():
                 worker.join(0.02)
@@ -87,9 +93,7 @@ class ThreadedControl(RunControl):
         if seconds is None or isinstance(value, SIMPLE) or browser.IN_BROWSER:
             return convert(value)
         box: list = []
-        worker = threading.Thread(target=lambda: box.append(_attempt(convert, value)),
-                                  daemon=True)
-        worker.start()
+        worker = _in_context(lambda: box.append(_attempt(convert, value)))
         worker.join(seconds)
         if not box:
             return TOO_LATE
@@ -97,6 +101,14 @@ class ThreadedControl(RunControl):
         if error is not None:
             raise error
         return text
+
+
+def _in_context(fn: Callable[[], Any]) -> threading.Thread:
+    """A daemon thread, started, that runs ``fn()`` in a copy of the caller's context."""
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(fn,), daemon=True,
+                              name="harness-wait")
+    worker.start()
+    return worker
 
 
 def _attempt(convert: Callable[[Any], str], value: Any) -> tuple[str | None, BaseException | None]:

@@ -1,6 +1,6 @@
 """The reaper: every process a tool call started ends with it, and stays within its limits.
 
-    python -I -S reaper.py HARNESS_PID processes=256,memory=...,file=...,disk=... \\
+    python -I -S reaper.py HARNESS_PID processes=256,memory=...,address=...,file=...,disk=... \\
         bash -c "nohup sleep 999 & echo started"
 
 A process that calls ``setsid`` (or ``nohup ... &`` in a shell that then exits) leaves
@@ -13,7 +13,7 @@ ended, so the harness reads the same exit status as without it.
 
 It also holds the call to its limits (`sandbox.Sandbox`), set before the command starts:
 
-    RLIMIT_AS      memory, each process: an allocation past it fails (MemoryError)
+    RLIMIT_AS      address space, each process: an allocation past it fails (MemoryError)
     RLIMIT_FSIZE   file size: a write past it fails (EFBIG, or SIGXFSZ ends the writer)
     RLIMIT_NPROC   processes: set only in a user namespace of the sandbox's own, the one
                    place the kernel counts the sandbox's processes alone (root is exempt)
@@ -21,6 +21,9 @@ It also holds the call to its limits (`sandbox.Sandbox`), set before the command
                    memory resident in them together, or that much less free space on
                    the workspace's disk than at the start, and it kills them all and
                    says why on stderr (exit status 137)
+
+The limits ``none`` set nothing and watch nothing: the reaper only waits for the command
+and ends what it left (an MCP server run unconfined, which may live for hours).
 
 Modes, by the first argument: the harness's pid (Linux without bubblewrap, as above),
 ``sandbox`` (inside bubblewrap, as the PID namespace's PID 1: no signal the command
@@ -125,19 +128,23 @@ def stopped(signum: int, frame: object) -> None:
 
 
 def parse(text: str) -> dict[str, int]:
-    """``processes=256,memory=1073741824,...`` as a dict."""
+    """``processes=256,memory=1073741824,...`` as a dict; ``none``: an empty one."""
+    if text == "none":
+        return {}
     return {key: int(value) for key, value in (part.split("=") for part in text.split(","))}
 
 
 def set_limits(limits: dict[str, int]) -> None:
     """Lower this process's limits (the command inherits them); never raise one."""
+    if not limits:
+        return
     try:
         import resource
     except ImportError:  # Windows
         return
     wanted = [(resource.RLIMIT_FSIZE, limits["file"])]
     if hasattr(resource, "RLIMIT_AS"):
-        wanted.append((resource.RLIMIT_AS, limits["memory"]))
+        wanted.append((resource.RLIMIT_AS, limits["address"]))
     if hasattr(resource, "RLIMIT_NPROC") and counted_alone():
         wanted.append((resource.RLIMIT_NPROC, limits["processes"] + tasks()))
     for which, value in wanted:
@@ -239,6 +246,40 @@ def watch(command: int, looking: Watch) -> int:
     return status
 
 
+def wait(command: int) -> int:
+    """No limits to watch: wait for the command (reaping the orphans handed to us), its
+    wait status."""
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == command:
+            return status
+
+
+def cannot_run(program: str, exc: OSError, in_sandbox: bool = False) -> str:
+    """Why the command did not start. A program that is there but "not found" lacks the
+    interpreter its ``#!`` line names (a venv's Python, linked to one in a home folder the
+    sandbox hides): name that one, not the program."""
+    found = [os.path.join(folder, program) for folder in
+             ([""] if "/" in program else os.environ.get("PATH", "").split(os.pathsep))]
+    path = next((f for f in found if os.path.isfile(f)), "")
+    if exc.errno != 2 or not path:  # ENOENT for a file that is there: its interpreter
+        return f"cannot run {program!r}: {exc.strerror}"
+    try:
+        with open(path, "rb") as f:
+            line = f.readline(512)
+    except OSError:
+        line = b""
+    named = line[2:].split()[:1] if line.startswith(b"#!") else []
+    if not named:
+        return f"cannot run {program!r}: it is there, but the loader it needs is not"
+    interpreter = os.fsdecode(named[0])
+    target = os.path.realpath(interpreter)
+    link = f" (a link to {target!r})" if target != interpreter else ""
+    hidden = " in the sandbox (it hides home folders and /tmp)" if in_sandbox else ""
+    return (f"cannot run {program!r}: its interpreter {interpreter!r}{link}, named on its "
+            f"#! line, is not there{hidden}")
+
+
 def become(limits: dict[str, int], argv: list[str]) -> None:
     """``exec`` mode: the limits, the signals a command expects, then the command."""
     set_limits(limits)
@@ -247,7 +288,7 @@ def become(limits: dict[str, int], argv: list[str]) -> None:
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
-        print(f"cannot run {argv[0]!r}: {exc.strerror}", file=sys.stderr)
+        print(cannot_run(argv[0], exc), file=sys.stderr)
         sys.exit(127)
 
 
@@ -269,14 +310,14 @@ def main(mode: str, limits: dict[str, int], argv: list[str]) -> None:
         if os.getppid() != int(mode):  # the harness died before PDEATHSIG was set
             sys.exit(1)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # for sigtimedwait
-    looking = Watch(limits, in_sandbox)  # the disk's free space before the command
+    looking = Watch(limits, in_sandbox) if limits else None  # the disk's free space now
     set_limits(limits)
     try:
         command = os.posix_spawnp(argv[0], argv, os.environ, setsigmask=(), setsigdef=RESET)
     except OSError as exc:
-        print(f"cannot run {argv[0]!r}: {exc.strerror}", file=sys.stderr)
+        print(cannot_run(argv[0], exc, in_sandbox), file=sys.stderr)
         sys.exit(127)
-    status = watch(command, looking)
+    status = watch(command, looking) if looking else wait(command)
     if not in_sandbox:
         kill_all()
     end_like(status, as_init=in_sandbox)

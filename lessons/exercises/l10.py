@@ -153,8 +153,12 @@ def _programs_started() -> Iterator[list[list[str]]]:
 
 
 def _shell_in(started: list[list[str]]) -> str | None:
-    """The first command line that runs a shell, from the shell on; or None."""
+    """The first command line that runs a shell, from the shell on; or None. The
+    sandbox's own first step (``sh -c 'exec "$@" 9<"$0"' FILTER bwrap ...``: it opens its
+    seccomp filter, then becomes bwrap) reads no word of the command: looked past."""
     for argv in started:
+        if argv[1:3] == ["-c", 'exec "$@" 9<"$0"']:
+            argv = argv[4:]
         for i, word in enumerate(argv):
             if Path(word).name.lower() in SHELLS:
                 return " ".join(argv[i:])[:120]

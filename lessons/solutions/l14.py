@@ -22,7 +22,17 @@ def result_text(result: dict) -> tuple[bool, str]:
             parts.append(block["text"])
         else:  # image, audio: named by type; the model cannot read base64
             parts.append(f"[{block['type']}: {block.get('mimeType', 'unknown type')}, not shown]")
-    has_text = any(block["type"] == "text" for block in result.get("content", []))
-    if result.get("structuredContent") is not None and not has_text:
-        parts.append(json.dumps(result["structuredContent"]))
+    said = result.get("structuredContent")
+    if said is not None and not any(_holds(block, said) for block in result.get("content", [])):
+        parts.append(json.dumps(said))
     return not result.get("isError", False), "\n".join(parts)
+
+
+def _holds(block: dict, said: object) -> bool:
+    """True if a text block is the structured content as JSON (FastMCP sends both)."""
+    if block["type"] != "text":
+        return False
+    try:
+        return json.loads(block["text"]) == said
+    except ValueError:
+        return False
