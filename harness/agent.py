@@ -130,6 +130,7 @@ class Agent:
         parent.emit("subagent_start", child_id=child.agent_id, task=child.task)
         run = Run(self.for_child(child), parent.control.child(child.max_turns),
                   depth=parent.depth + 1, sink=parent.forward, call_log=parent.calls.log)
+        run.lock = run.calls.lock = parent.lock  # one at a time across the family
         done = child.record(run.execute(child.task))
         parent.emit("subagent_end", **done.to_dict())
         return done

@@ -18,10 +18,11 @@ call, but cannot make it run.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .control import RunControl
 from .events import frozen
@@ -50,6 +51,17 @@ class Call:
     ran = property(lambda self: self.status in ("ok", "error"))  # it executed (maybe failing)
 
 
+class Ticket(NamedTuple):
+    """A call admitted to run (``early`` None), or already answered (``early``)."""
+
+    id: str
+    name: str
+    tool: Tool | None
+    args: Any
+    early: Verdict | None
+    n: int = 0  # admitted to run: the how-manyth call of its tool in the run (a child's id)
+
+
 @dataclass
 class CallPath:
     """The path for one run: its tools (fixed when the run starts), rules and call ids."""
@@ -62,6 +74,8 @@ class CallPath:
     per_reply: int | None = None  # calls one reply may make
     log: Ledger | None = None
     used_ids: set[str] = field(default_factory=set)
+    lock: Any = field(default_factory=threading.RLock)  # the run's, its sub-agents' too
+    runs: dict[str, int] = field(default_factory=dict)  # calls admitted to run, by tool
 
     def unique_ids(self, reply: ModelReply) -> ModelReply:
         """Rename an id the harness made up (``call_3_0``) if the model used it already."""
@@ -79,6 +93,13 @@ class CallPath:
 
     def run(self, call: dict, position: int = 0) -> Call:
         """Take one call (wire format; ``position`` in its reply) down the path."""
+        ticket = self.admit(call, position)
+        return self.finish(ticket, self.execute(ticket))
+
+    def admit(self, call: dict, position: int = 0) -> Ticket:
+        """Everything before the tool runs, on the run's thread and in the model's order:
+        the harness's refusals, the arguments, the hooks, the permissions (an approval),
+        the call log's intent and the tool-call budget."""
         call_id, name = call["id"], call["function"]["name"]
         raw = call["function"]["arguments"]
         tool = self.tools.get(name)
@@ -98,29 +119,35 @@ class CallPath:
         writes = {"writes": arguments[tool.writes]} if early is None and tool.writes else {}
         block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
                           runnable=early is None, **writes)
-        if early:
-            status, result = early
-        elif block := block or (self.permissions and self._permission(tool, arguments)):
-            status, result = "blocked", ToolResult(False, block)
-        else:
-            status, result = self._execute(call_id, tool, args, arguments)
-        limit = tool.max_output if tool else DEFAULT_MAX_OUTPUT
+        if early is None and (block := block or (self.permissions and
+                                                 self._permission(tool, arguments))):
+            early = "blocked", ToolResult(False, block)
+        if early is None:
+            self.control.budget.take("tool_calls")  # checked and spent at once: no race
+        if early is None and self.log is not None:  # intent on record before it runs
+            early = self._intent(call_id, tool, arguments)
+        if early is None:
+            self.runs[name] = self.runs.get(name, 0) + 1
+        return Ticket(call_id, name, tool, args, early, self.runs.get(name, 0))
+
+    def execute(self, ticket: Ticket) -> Verdict:
+        """The tool itself (on any thread: runs of parallel calls, loop.py)."""
+        if ticket.early:
+            return ticket.early
+        result = ticket.tool.execute(ticket.args, self.control)
+        return "ok" if result.ok else "error", result
+
+    def finish(self, ticket: Ticket, verdict: Verdict) -> Call:
+        """Its result on record, capped, and its ``tool_result`` event."""
+        status, result = verdict
+        if self.log is not None and status in ("ok", "error"):
+            self._result(ticket.id, ticket.tool, status, result)
+        limit = ticket.tool.max_output if ticket.tool else DEFAULT_MAX_OUTPUT
         if len(result.output) > limit:  # refusals are capped too
             result = ToolResult(result.ok, cap(result.output, limit))
-        self.emit("tool_result", call_id=call_id, tool_name=name, ok=result.ok,
+        self.emit("tool_result", call_id=ticket.id, tool_name=ticket.name, ok=result.ok,
                   output=result.output, status=status, ran=status in ("ok", "error"))
-        return Call(call_id, name, tool, status, result, args)
-
-    def _execute(self, call_id: str, tool: Tool, args: Any, arguments: Any) -> Verdict:
-        """Intent on record, then the tool, then its result: a call never runs unlogged."""
-        if self.log is not None and (refused := self._intent(call_id, tool, arguments)):
-            return refused
-        self.control.budget.spend("tool_calls")
-        result = tool.execute(args, self.control)
-        status = "ok" if result.ok else "error"
-        if self.log is not None:
-            self._result(call_id, tool, status, result)
-        return status, result
+        return Call(ticket.id, ticket.name, ticket.tool, status, result, ticket.args)
 
     def _intent(self, call_id: str, tool: Tool, arguments: Any) -> Verdict | None:
         try:
@@ -161,19 +188,9 @@ class CallPath:
         decision = self.permissions.decide(tool)
         if decision != "ask":
             return self.permissions.check(tool, arguments, decision)
-        self.emit("approval_request", tool_name=tool.name, arguments=arguments)
-        reason = self.permissions.check(tool, arguments, decision)
-        self.emit("approval_result", tool_name=tool.name, approved=reason is None)
+        with self.lock:  # one question at a time, whichever sub-agent asks
+            self.emit("approval_request", tool_name=tool.name, arguments=arguments)
+            reason = self.permissions.check(tool, arguments, decision)
+            self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason
 
-
-def not_run(calls: list[dict], stop: BaseException) -> list[dict]:
-    """The tool messages of a round's calls that a stop left unanswered: the first, if an
-    interrupt stopped it while it ran, has an unknown result."""
-    if isinstance(stop, RunOver):
-        texts = [f"Not run: the run stopped ({stop.outcome})."] * len(calls)
-    else:
-        texts = ["Interrupted while running (KeyboardInterrupt): its result is unknown.",
-                 *["Not run: interrupted."] * (len(calls) - 1)]
-    return [{"role": "tool", "tool_call_id": call["id"], "content": text}
-            for call, text in zip(calls, texts, strict=False)]

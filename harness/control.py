@@ -6,6 +6,7 @@ and then the tighter of its own limits and its caller's hold (`RunControl.within
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from .outcomes import RunOver
 
 LIMITS = {"requests": "request_limit", "tool_calls": "tool_call_limit",
           "input_tokens": "token_limit"}
+SPENDING = threading.Lock()  # a budget is checked and spent by one thread at a time
 
 
 @dataclass
@@ -39,9 +41,20 @@ class Budget:
             self.parent.check(name, more)
 
     def spend(self, name: str, amount: int = 1) -> None:
+        with SPENDING:
+            self._add(name, amount)
+
+    def take(self, name: str, amount: int = 1) -> None:
+        """`check` and `spend` as one step: calls and sub-agents running at the same time
+        cannot both take the last one."""
+        with SPENDING:
+            self.check(name, amount)
+            self._add(name, amount)
+
+    def _add(self, name: str, amount: int) -> None:
         self.used[name] += amount
         if self.parent is not None:
-            self.parent.spend(name, amount)
+            self.parent._add(name, amount)
 
     def limits(self) -> dict[str, int | None]:
         return {name: getattr(self, name) for name in LIMITS}
@@ -98,10 +111,11 @@ class RunControl:
         self.check()
         if turn and self.turns >= self.max_turns:
             raise RunOver("turn_limit")
-        self.budget.check("requests")
-        self.budget.check("input_tokens", estimate)
+        with SPENDING:  # sub-agents running at the same time: one takes the last request
+            self.budget.check("requests")
+            self.budget.check("input_tokens", estimate)
+            self.budget._add("requests", 1)
         self.turns += turn
-        self.budget.spend("requests")
 
     def before_call(self) -> None:
         """Before a tool call: stop if the run must, or if it has no tool call left."""

@@ -14,13 +14,14 @@ Messages are plain wire-format dicts; later lessons plug in at fixed points (mec
 from __future__ import annotations
 
 import json
+import threading
 import time
 import warnings
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from .calls import CallPath, not_run
+from .calls import CallPath
 from .control import RunControl
 from .events import TRANSIENT, Event, notify, so_far
 from .hooks import offered
@@ -28,6 +29,7 @@ from .mechanism import Answer, Door, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
 from .result import RunResult, usage_of
+from .rounds import not_run, play
 
 
 class Run:
@@ -36,6 +38,7 @@ class Run:
     def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
                  call_log: Any = None, plan_first: bool = False, plan: list | None = None) -> None:
         self.agent = agent
+        self.lock = threading.RLock()  # events, hooks, approvals: one at a time (sub-agents')
         self.control = control
         self.depth = depth
         self.agent_id = agent.agent_id
@@ -49,7 +52,8 @@ class Run:
             mechanism.door = self.door
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
-                              agent_id=self.agent_id, per_reply=agent.max_calls_per_reply)
+                              agent_id=self.agent_id, per_reply=agent.max_calls_per_reply,
+                              lock=self.lock)
         self.schemas = [t.schema() for t in tools.values()  # fixed from now, without the
                         if offered(agent.permissions, t)]  # tools the permissions deny
 
@@ -127,12 +131,11 @@ class Run:
         return reply
 
     def run_tools(self, calls: list[dict]) -> None:
-        """One round: every call in order, each answered by exactly one tool message."""
+        """One round: one tool message a call, in order; some run at once (rounds.py)."""
         start, done = len(self.messages), []
         try:
-            for position, call in enumerate(calls):
-                self.control.before_call()  # cancel, time, the tool-call budget: stop here
-                done.append(self.calls.run(call, position))
+            for call, ended in play(self.calls, self.control, calls):
+                done.append(ended)
                 self.tool_message(call, done[-1].result.output)
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
@@ -174,22 +177,22 @@ class Run:
         event = Event(type_, self.agent_id, self.depth, data)
         self.forward(event)
         if type_ in TRANSIENT:  # streamed text: for observers, and a stopped reply's record
-            self.streamed.append(data)
-        elif self.agent.hooks.listening(type_):
-            return self.fire(event)
-        return None
-
-    def fire(self, event: Event) -> str | None:
+            return self.streamed.append(data)
+        if not self.agent.hooks.listening(type_):
+            return None
         fire = partial(self.agent.hooks.fire, event)  # a slow guard or check cannot hold it
-        answer, errors = self.control.wait(fire) if event.type in ("tool_call", "stop") else fire()
+        with self.lock:  # hooks run one at a time, as approvals do, whichever call asks
+            answer, errors = self.control.wait(fire) if type_ in ("tool_call", "stop") else fire()
         for hook, error in errors:  # a broken hook is reported; the run goes on
-            warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"{hook} hook failed: {error}", RuntimeWarning, stacklevel=2)
             if event.type != "hook_error":  # a broken hook_error hook is only warned about
                 self.emit("hook_error", hook=hook, error=error)
         return answer
 
     def forward(self, event: Event) -> None:
         """An event (a sub-agent's too) joins the run's list, and reaches its observers."""
-        if event.type not in TRANSIENT:
-            self.events.append(event)
-        self.sink(event)
+        with self.lock:  # (uncontended unless a round's calls run at once: rounds.py)
+            if event.type not in TRANSIENT:
+                self.events.append(event)
+            self.sink(event)
+

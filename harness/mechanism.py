@@ -89,13 +89,14 @@ class Mechanism:
 
 class Door:
     """The services of one run, for its mechanisms; and what they may read of it: the
-    agent's id and ``depth``, ``asked`` (``run()``'s plan_first and plan), its tools."""
+    agent's id, ``depth`` and model, ``asked`` (``run()``'s plan_first and plan), its tools."""
 
     def __init__(self, run: Any, asked: dict[str, Any]) -> None:
         self._run = run
         self.asked = asked
         self.agent_id = run.agent_id
         self.depth = run.depth
+        self.model = run.agent.model  # the agent's (a sub-agent asks it too)
 
     def ask(self, messages: Iterable[dict], *, purpose: str, model: Any = None) -> ModelReply:
         """A request that is not the agent's turn (a summary), counted and recorded as one;

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 REMINDER_TEXT = (
-    "<reminder>You have not updated your plan for {rounds} tool rounds. Check the task "
-    "and the remaining items, then call todo_write with the complete, current list.</reminder>")
+    "<reminder>No plan update for {rounds} tool rounds. Check the remaining items, then "
+    "call todo_write with the complete, current list.</reminder>")
 # GeekAgent's Chinese words (任务清单 "task list", 然后 "then", 最后 "finally", 并给出 "and
 # give", 再…总结 "then … sum up"), then English ones as whole words ("Mastodon" holds no todo)
 STEP_WORDS = re.compile(

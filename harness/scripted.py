@@ -67,6 +67,7 @@ class ScriptedModel:
 
     model: str = "scripted"
     context_window: int | None = None
+    serial = True  # its steps go in the order asked: sub-agents never ask at the same time
     partial: ModelReply | None = None  # with stream=True: what arrived of a stopped reply
 
     def __init__(self, steps: Sequence[Step], *, strict: bool = True, stream: bool = False,

@@ -10,6 +10,7 @@ costs the parent one tool message (its tokens still count, per delegation).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .mechanism import Mechanism
 from .outcomes import INTERRUPTED
+from .rounds import CURRENT
 from .tools import Tool, ToolResult
 
 SUBAGENT_SYSTEM = (
@@ -26,16 +28,15 @@ SUBAGENT_SYSTEM = (
     "conversation: everything you know is in the task. Use your tools if you have any, then "
     "reply with a short, self-contained answer that states what you found and where it came from.")
 DELEGATE_DESCRIPTION = (
-    "Hand a self-contained sub-task to a sub-agent with a fresh, empty context. It sees only the "
-    "task text (not this conversation), so include every detail it needs. Returns the sub-agent's "
-    "final answer. Sub-agents run one at a time, in the order you call them: a second delegation "
-    "starts when the first has answered.")
+    "Hand a self-contained sub-task to a sub-agent with a fresh context: it sees only the "
+    "task text, so include every detail it needs. Returns its final answer. Delegations in one "
+    "reply run at once when the sub-agents only read, else one at a time, in order.")
 NO_ANSWER = "(the sub-agent finished without an answer)"  # GeekAgent: 子 Agent 未返回结果
 
 
 class DelegateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    task: str = Field(description="The complete sub-task, with all context the sub-agent needs.")
+    task: str = Field(description="The whole sub-task, with its context.")
 
     @field_validator("task")
     @classmethod
@@ -95,11 +96,22 @@ class Subagents(Mechanism):
         self.system = system or SUBAGENT_SYSTEM
         self.parent_id = parent_id
         self.delegations: list[Delegation] = []
+        self.started = 0  # children so far (their ids), counted under the lock
+        self.lock = threading.Lock()
         self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
                          harness_tool=True, replan=True)
 
     def tools(self) -> list[Tool]:
         return [self.tool]
+
+    def before_request(self, messages: list[dict]) -> list[dict]:
+        """Whether this run's delegations may run at once (loop.py): when every tool a
+        sub-agent gets may (it only reads), and the model takes requests in any order (a
+        `ScriptedModel` plays its steps in the order asked: ``serial``)."""
+        known = self.door.tools()
+        self.tool.parallel = not getattr(self.door.model, "serial", False) and all(
+            known[n].parallel and not known[n].side_effects for n in self.child_tools if n in known)
+        return messages
 
     def results(self) -> dict:
         return {"delegations": self.delegations}
@@ -109,10 +121,14 @@ class Subagents(Mechanism):
         read like a tool that printed nothing)."""
         known = self.door.tools()
         tools = [known[name] for name in self.child_tools if name in known]
-        child = Child(f"{self.parent_id}.sub{len(self.delegations) + 1}", task, tools,
-                      self.max_turns, self.system)
+        with self.lock:  # numbered in the model's order, though they may start at once
+            ticket = CURRENT.get()
+            self.started = number = ticket.n if ticket else self.started + 1
+        child = Child(f"{self.parent_id}.sub{number}", task, tools, self.max_turns, self.system)
         done = self.door.run_child(child)
-        self.delegations.append(done)
+        with self.lock:
+            self.delegations.append(done)
+            self.delegations.sort(key=lambda d: int(d.child_id.rsplit("sub", 1)[1]))
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
             raise KeyboardInterrupt
         if done.outcome == "completed":

@@ -28,7 +28,8 @@ MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
 class TodoItem(BaseModel):
-    """One step of the plan."""
+    # One step of the plan. (A docstring would go to the model in every request's schema:
+    # todo_write's description says it all; benchmarks/prompt_budget.py counts it.)
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     content: str
@@ -49,7 +50,7 @@ class TodoItem(BaseModel):
 
 
 class TodoWriteArgs(BaseModel):
-    """The arguments of `todo_write`: the complete, updated list."""  # the model reads this
+    # The arguments of `todo_write`: the complete, updated list (no docstring: see TodoItem).
 
     model_config = ConfigDict(extra="forbid")
     todos: list[TodoItem]
@@ -137,10 +138,10 @@ class _TodoWrite(Tool):
 
 TODO_WRITE_DESCRIPTION = (
     "Replace the whole plan for this task. Send every item each time (items you leave out are "
-    "dropped). Each item: content (what to do) and status: pending, in_progress or completed. "
-    "At most {max_items} items and one in_progress; [] clears the plan.")
+    "dropped). Each item: what to do (content) and its status. At most {max_items} items and "
+    "one in_progress; [] clears the plan.")
 PLANNING_PROMPT = (
-    "Planning: for a task that takes several steps, first call todo_write with a short plan "
-    "(one item in_progress), keep it current as you work (send the whole list each time, mark "
-    "an item completed as soon as it is done) and finish every item before your final answer. "
-    "For a simple one-step question, answer directly without a plan.")
+    "Planning: for a task of several steps, first call todo_write with a short plan "
+    "(one item in_progress), keep it current as you work (mark an item completed as soon as "
+    "it is done) and finish every item before your final answer. For a simple one-step "
+    "question, answer directly without a plan.")

@@ -42,6 +42,7 @@ class Tool:
     max_output: int = DEFAULT_MAX_OUTPUT
     writes: str | None = None  # the argument holding a path it writes (the tool_call event's)
     side_effects: bool = False  # it changes the world: a replay returns its recorded result
+    parallel: bool = False  # safe beside other calls of its round: they may run at once
     harness_tool: bool = False  # made by the harness: Permissions allows it unless named
     replan: bool = False  # a planning agent's next request forces todo_write (delegate_task)
     control: str | None = None  # the keyword argument of fn that gets the run's RunControl
@@ -55,6 +56,7 @@ class Tool:
         self.side_effects = self.side_effects or self.writes is not None
         self.enabled = True  # a switch checked at every call; the run refuses a tool turned off
         self._schema: dict | None = None
+        self._fields = tuple(self.args_model.model_fields)  # pydantic builds it at each ask
         self.schema()  # built now: a type pydantic cannot describe fails here, not in a run
 
     def __repr__(self) -> str:
@@ -82,7 +84,7 @@ class Tool:
         """Run the function: an exception (even `SystemExit`, not `KeyboardInterrupt`) becomes
         ``ok=False``; a value's text is made within ``control``'s time (a ``__str__`` may hang)."""
         text = (control or RunControl(1)).text
-        kwargs = {name: getattr(args, name) for name in self.args_model.model_fields}
+        kwargs = {name: getattr(args, name) for name in self._fields}
         try:
             value = self.fn(**kwargs, **({self.control: control} if self.control else {}))
             ok = bool(value.ok) if isinstance(value, ToolResult) else True
@@ -97,7 +99,7 @@ class Tool:
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
          max_output: int = DEFAULT_MAX_OUTPUT, writes: str | None = None,
-         side_effects: bool = False) -> Any:
+         side_effects: bool = False, parallel: bool = False) -> Any:
     """Make a `Tool` from a typed function, as ``@tool`` or ``@tool(name=...)``: its docstring
     is the description, its ``Args:`` section (or ``Annotated[str, Field(description=...)]``)
     describes each argument; a parameter typed `RunControl` gets the run's control.
@@ -109,10 +111,12 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
         writes: the argument holding a path it writes (shown in its ``tool_call`` event).
         side_effects: it changes the world (``writes`` implies it): a replay returns its
             recorded result instead of running it again.
+        parallel: it is safe to run at the same time as the other calls of its round (it
+            only reads, and shares nothing unguarded); ignored with side effects.
     """
     if fn is None:  # @tool(...): a decorator with these settings
         return lambda f: tool(f, name=name, max_output=max_output, writes=writes,
-                              side_effects=side_effects)
+                              side_effects=side_effects, parallel=parallel)
     from pydantic import Field  # here, not at the top: it costs `import harness` 40 ms
 
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
@@ -137,4 +141,4 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
         fields[pname] = (param.annotation, Field(default, description=doc) if doc else default)
     model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
     return Tool(name or fn.__name__, summary or fn.__name__, model, fn, max_output=max_output,
-                writes=writes, side_effects=side_effects, control=control)
+                writes=writes, side_effects=side_effects, parallel=parallel, control=control)

@@ -104,7 +104,8 @@ class MCPTool(Tool):
         self.destructive = not read_only and not (hints and hints.destructive_hint is False)
         about = capped(listed.description, MAX_DESCRIPTION) or f"{listed.name} (no description)"
         super().__init__(name, f"[MCP server {server.name}] {about}", _NoModel, self._call,
-                         max_output=max_output, side_effects=not read_only)
+                         max_output=max_output, side_effects=not read_only,
+                         parallel=read_only)  # what only reads may run beside other calls
 
     def schema(self) -> dict:
         return {"type": "function", "function": {"name": self.name,

@@ -83,7 +83,9 @@ run's `RunControl`, so a long search or command stops when the run does.
         writers = {self.write_file: "path", self.edit_file: "path"}  # one write policy
         fns = (self.read_file, self.write_file, self.edit_file, self.list_files,
                self.search_docs, self.run_shell)
-        self._tools = [tool(fn, max_output=max_output, writes=writers.get(fn)) for fn in fns]
+        readers = {self.read_file, self.list_files, self.search_docs}  # safe side by side
+        self._tools = [tool(fn, max_output=max_output, writes=writers.get(fn),
+                            parallel=fn in readers) for fn in fns]
         # made once: a switch you turn off (``tool.enabled = False``) stays off
 
     def __repr__(self) -> str:
