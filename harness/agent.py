@@ -124,6 +124,12 @@ class Agent:
         return Run(self, control, plan_first=plan_first, plan=list(plan or []),
                    call_log=call_log).execute(task, history)
 
+    def resume(self, result: RunResult, approvals: dict[str, bool], *,
+               call_log: Any = None) -> RunResult:
+        """Go on with a run that ended ``awaiting_approval`` (pause.py)."""
+        from .pause import resume
+        return resume(self, result, approvals, call_log=call_log)
+
     def run_child(self, child: Any, parent: Run) -> Any:
         """Run a sub-agent (subagent.py chose what it gets) inside ``parent``: its clock,
         cancel, budget and call log; its events join the parent's."""

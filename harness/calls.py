@@ -11,6 +11,8 @@ as a `ToolResult` the model reads (capped) and a ``status`` on its ``tool_result
     too_many_calls     came after the reply's first ``max_calls_per_reply`` calls
     recorded           answered from the call log of a run resumed or replayed
     unknown            started in that run, never finished: reported, not retried
+    (pending)          waits for a person (``Permissions(approve="pause")``): no result
+                       yet, so no event and no tool message until ``agent.resume`` (pause.py)
 
 The last seven are the harness's own answers (``runnable=False``): a hook sees such a
 call, but cannot make it run.
@@ -27,10 +29,11 @@ from typing import Any, NamedTuple
 from .control import RunControl
 from .events import frozen
 from .hooks import Permissions
-from .models import ModelReply
 from .outcomes import RunOver
 from .tools import DEFAULT_MAX_OUTPUT, Tool, ToolArgumentError, ToolResult, cap
 
+PAUSED = "(waiting for a person's approval)"  # `_permission`'s answer, told apart by identity
+WAITING = ToolResult(False, PAUSED)
 Emit = Callable[..., "str | None"]
 Verdict = tuple[str, ToolResult]  # (status, what the model reads)
 Ledger = Any  # a call log (harness.durable.CallLog): its recorded(), intent() and result()
@@ -76,20 +79,9 @@ class CallPath:
     used_ids: set[str] = field(default_factory=set)
     lock: Any = field(default_factory=threading.RLock)  # the run's, its sub-agents' too
     runs: dict[str, int] = field(default_factory=dict)  # calls admitted to run, by tool
-
-    def unique_ids(self, reply: ModelReply) -> ModelReply:
-        """Rename an id the harness made up (``call_3_0``) if the model used it already."""
-        if not reply.made_ids:
-            return reply
-        here = {c["id"] for i, c in enumerate(reply.tool_calls) if i not in reply.made_ids}
-        for i in reply.made_ids:
-            call = reply.tool_calls[i]
-            base, n = call["id"], 1
-            while call["id"] in self.used_ids or call["id"] in here:
-                call["id"] = f"{base}_{n}"
-                n += 1
-            here.add(call["id"])
-        return reply
+    depth: int = 0  # of its agent: 0 the main one
+    pending: list[dict] = field(default_factory=list)  # calls waiting for a person
+    decided: dict[str, bool] = field(default_factory=dict)  # a resumed run's answers, by id
 
     def run(self, call: dict, position: int = 0) -> Call:
         """Take one call (wire format; ``position`` in its reply) down the path."""
@@ -120,8 +112,9 @@ class CallPath:
         block = self.emit("tool_call", call_id=call_id, tool_name=name, arguments=arguments,
                           runnable=early is None, **writes)
         if early is None and (block := block or (self.permissions and
-                                                 self._permission(tool, arguments))):
-            early = "blocked", ToolResult(False, block)
+                                                 self._permission(tool, arguments, call_id))):
+            early = ("pending", WAITING) if block is PAUSED else ("blocked",
+                                                                   ToolResult(False, block))
         if early is None:
             self.control.budget.take("tool_calls")  # checked and spent at once: no race
         if early is None and self.log is not None:  # intent on record before it runs
@@ -183,13 +176,24 @@ class CallPath:
             return self.log.recorded(self.agent_id, call_id, tool) if self.log else None
         return why[0], ToolResult(False, why[1])
 
-    def _permission(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
-        """The permission table's answer: None to run, else the reason the model reads."""
+    def _permission(self, tool: Tool, arguments: dict[str, Any], call_id: str) -> str | None:
+        """The permission table's answer: None to run, else the reason the model reads;
+        `PAUSED` when a person answers later (the call waits in ``pending``)."""
         decision = self.permissions.decide(tool)
         if decision != "ask":
             return self.permissions.check(tool, arguments, decision)
+        if call_id in self.decided:  # a resumed run: the person has answered (pause.py)
+            approved = self.decided.pop(call_id)
+            self.emit("approval_result", tool_name=tool.name, approved=approved)
+            return None if approved else self.permissions.refusal(tool.name)
         with self.lock:  # one question at a time, whichever sub-agent asks
             self.emit("approval_request", tool_name=tool.name, arguments=arguments)
+            if self.permissions.approve == "pause" and self.depth:  # not yet: pause.py
+                return f"Permission denied: '{tool.name}' needs approval; a sub-agent cannot wait"
+            if self.permissions.approve == "pause":
+                self.pending.append(dict(id=call_id, tool_name=tool.name, arguments=dict(
+                    arguments), agent_id=self.agent_id, depth=self.depth))
+                return PAUSED
             reason = self.permissions.check(tool, arguments, decision)
             self.emit("approval_result", tool_name=tool.name, approved=reason is None)
         return reason

@@ -92,10 +92,14 @@ class Permissions:
     """Allow, ask or deny, per tool name (else ``default``); a rule ending in ``*`` covers
     every name it starts (``"mcp__shop__*"``), and the longest rule that matches wins.
     ``"ask"`` calls ``approve(tool_name, arguments) -> bool``; with no approver it denies,
-    so an unattended run never hangs. A denied tool is not offered to the model."""
+    so an unattended run never hangs; ``approve="pause"`` ends the run waiting for a person
+    (``agent.resume``: pause.py). A denied tool is not offered to the model."""
 
     def __init__(self, rules: Mapping[str, str], *, default: str = "deny",
                  approve: Callable[[str, dict], bool] | None = None) -> None:
+        if not (approve is None or approve == "pause" or callable(approve)):
+            raise TypeError(f"approve is a function (tool_name, arguments) -> bool, \"pause\" "
+                            f"or None, not {approve!r}")
         for name, decision in {**rules, "(default)": default}.items():
             if decision not in DECISIONS:
                 raise ValueError(f"permission for {name!r} is {decision!r}; use one of {DECISIONS}")
@@ -136,7 +140,7 @@ class Permissions:
             return None
         if decision == "deny":
             return f"Permission denied: '{name}' is not allowed in this session."
-        if self.approve is None:
+        if self.approve is None or self.approve == "pause":  # (pausing: calls.py)
             return f"Permission denied: '{name}' needs approval and no one can approve here."
         try:
             approved = self.approve(name, dict(arguments))
@@ -144,4 +148,8 @@ class Permissions:
             return f"Permission denied: the approval check failed ({type(exc).__name__}: {exc})."
         if approved is True:  # only a real yes: a truthy "no" string is not approval
             return None
+        return self.refusal(name)
+
+    @staticmethod
+    def refusal(name: str) -> str:
         return f"Permission denied: the user did not approve this '{name}' call."

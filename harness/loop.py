@@ -29,7 +29,7 @@ from .mechanism import Answer, Door, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
 from .outcomes import INTERRUPTED, RunOver
 from .result import RunResult, usage_of
-from .rounds import not_run, play
+from .rounds import not_run, play, unique_ids
 
 
 class Run:
@@ -53,7 +53,7 @@ class Run:
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
         self.calls = CallPath(tools, agent.permissions, self.emit, control, log=call_log,
                               agent_id=self.agent_id, per_reply=agent.max_calls_per_reply,
-                              lock=self.lock)
+                              lock=self.lock, depth=depth)
         self.schemas = [t.schema() for t in tools.values()  # fixed from now, without the
                         if offered(agent.permissions, t)]  # tools the permissions deny
 
@@ -81,7 +81,7 @@ class Run:
         kept = {k: v for m in self.mechanisms for k, v in m.results().items()}  # plan (04)
         self.mechanisms, self.calls = [], None  # they point back here: no cycle is left over
         return RunResult(end.outcome, end.final, self.messages, self.events, usage,
-                         turns=self.control.turns, error=end.error, **kept)
+                         turns=self.control.turns, error=end.error, pending=end.pending, **kept)
 
     def loop(self) -> None:
         """Ask, run the tools asked for, repeat. The run ends when RunOver is raised."""
@@ -122,7 +122,7 @@ class Run:
             raise
         self.control.budget.spend("input_tokens",  # a count below the estimate is not believed
                                   max(reply.usage.get("prompt_tokens", 0), estimate))
-        message = (reply if purpose else self.calls.unique_ids(reply)).message()
+        message = (reply if purpose else unique_ids(self.calls, reply)).message()
         if not purpose:
             self.messages.append(message)
         self.emit("model_reply", message=copy_message(message), usage=reply.usage,
@@ -140,8 +140,7 @@ class Run:
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(done[-1]))  # a plan_update (lesson 04)
         except (RunOver, KeyboardInterrupt) as stop:  # the transcript stays valid: every call
-            answered = sum(m["role"] == "tool" for m in self.messages[start:])  # gets its one
-            self.messages += not_run(calls[answered:], stop)  # tool message, in order
+            self.messages += not_run(calls, self.messages[start:], stop)  # gets its one answer
             raise
         for mechanism in self.mechanisms:
             self.note(mechanism.after_round(done))  # the reminder (lesson 05)

@@ -4,21 +4,25 @@ completed: answered without a tool call; open_items: answered twice with the pla
 turn_limit, time_limit, request_limit, tool_call_limit, token_limit: max_turns, max_seconds,
 max_requests, max_tool_calls, max_input_tokens used up; cancelled: ``cancel.is_set()`` or an
 interrupt; model_error: a request failed; truncated, refused: the answer was cut off, or a
-refusal. An extension adds its own (``unverified``: harness/durable/verify.py)."""
+refusal; awaiting_approval: a call waits for a person (``result.pending``, pause.py). An
+extension adds its own (``unverified``: harness/durable/verify.py)."""
 
 OUTCOMES = ["completed", "open_items", "turn_limit", "time_limit", "cancelled", "model_error",
-            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit"]
+            "truncated", "refused", "request_limit", "tool_call_limit", "token_limit",
+            "awaiting_approval"]
 INTERRUPTED = "interrupted (KeyboardInterrupt)"  # the error of a run stopped by the keyboard
 
 
 class RunOver(Exception):
     """Raised wherever a run's end is found; the loop turns it into the `RunResult`."""
 
-    def __init__(self, outcome: str, final: str | None = None, error: str | None = None) -> None:
+    def __init__(self, outcome: str, final: str | None = None, error: str | None = None,
+                 pending: list | None = None) -> None:
         super().__init__(outcome)
         self.outcome = outcome
         self.final = final
         self.error = error
+        self.pending = pending or []  # the calls waiting for a person (awaiting_approval)
 
 
 class ModelError(RuntimeError):

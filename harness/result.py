@@ -43,6 +43,7 @@ class RunResult:
     delegations: list[Delegation] = field(default_factory=list)
     turns: int = 0
     error: str | None = None
+    pending: list[dict] = field(default_factory=list)  # calls waiting for a person (pause.py)
 
     @property
     def ok(self) -> bool:

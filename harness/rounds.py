@@ -24,11 +24,27 @@ from typing import Any
 from . import browser
 from .calls import Call, CallPath, Ticket
 from .control import RunControl
+from .models import ModelReply
 from .outcomes import RunOver
 
 # The call whose tool is running on a thread of a round: a delegation numbers its sub-agent
 # by it (the second delegate_task call of a run is main.sub2, whichever thread goes first).
 CURRENT: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("call", default=None)
+
+
+def unique_ids(path: CallPath, reply: ModelReply) -> ModelReply:
+    """Rename an id the harness made up (``call_3_0``) if the model used it already."""
+    if not reply.made_ids:
+        return reply
+    here = {c["id"] for i, c in enumerate(reply.tool_calls) if i not in reply.made_ids}
+    for i in reply.made_ids:
+        call = reply.tool_calls[i]
+        base, n = call["id"], 1
+        while call["id"] in path.used_ids or call["id"] in here:
+            call["id"] = f"{base}_{n}"
+            n += 1
+        here.add(call["id"])
+    return reply
 
 
 def play(path: CallPath, control: RunControl, calls: list[dict]) -> Iterator[tuple[dict, Call]]:
@@ -37,15 +53,20 @@ def play(path: CallPath, control: RunControl, calls: list[dict]) -> Iterator[tup
     calls admitted before still run, then the stop is raised."""
     if len(calls) == 1:  # the usual round: one call, on this thread
         control.before_call()  # cancel, time, the tool-call budget: stop here
-        yield calls[0], path.run(calls[0])
-        return
-    for group in groups(calls, lambda call: at_once(path, call)):
+        ticket = path.admit(calls[0])
+        verdict = path.execute(ticket)
+        if verdict[0] != "pending":
+            yield calls[0], path.finish(ticket, verdict)
+    for group in groups(calls, lambda call: at_once(path, call)) if len(calls) > 1 else ():
         tickets, stop = admit(path, control, group)  # hooks, approvals, intents: in order
         verdicts = together(path, tickets)
         for i, ticket in enumerate(tickets):  # answered as the model asked
-            yield group[i][1], path.finish(ticket, verdicts[i])
+            if verdicts[i][0] != "pending":  # a call waiting for a person has no answer yet
+                yield group[i][1], path.finish(ticket, verdicts[i])
         if stop is not None:
             raise stop
+    if path.pending:  # the rest of the round is answered: now the run waits (pause.py)
+        raise RunOver("awaiting_approval", pending=list(path.pending))
 
 
 def at_once(path: CallPath, call: dict) -> bool:
@@ -121,9 +142,13 @@ def execute(path: CallPath, ticket: Ticket) -> Any:
     finally:
         CURRENT.reset(token)
 
-def not_run(calls: list[dict], stop: BaseException) -> list[dict]:
-    """The tool messages of a round's calls that a stop left unanswered: the first, if an
-    interrupt stopped it while it ran, has an unknown result."""
+def not_run(calls: list[dict], since: list[dict], stop: BaseException) -> list[dict]:
+    """The tool messages of a round's calls that a stop left unanswered (``since``: the
+    messages the round added): the first, if an interrupt stopped it while it ran, has an
+    unknown result. A call waiting for a person is not answered: it waits (pause.py)."""
+    answered = {m.get("tool_call_id") for m in since} | {
+        p["id"] for p in getattr(stop, "pending", ())}
+    calls = [call for call in calls if call["id"] not in answered]
     if isinstance(stop, RunOver):
         texts = [f"Not run: the run stopped ({stop.outcome})."] * len(calls)
     else:

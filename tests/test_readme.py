@@ -17,9 +17,10 @@ def python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
 
 
-def test_readme_python_example_prints_what_its_comment_says():
+def test_readme_python_example_prints_what_its_comment_says(tmp_path, monkeypatch):
     blocks = python_blocks()
     assert blocks, "README.md has no ```python block"
+    monkeypatch.chdir(tmp_path)  # a block that saves a file (paused.json) saves it there
     for block in blocks:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):

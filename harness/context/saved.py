@@ -21,6 +21,7 @@ def to_dict(run: Any) -> dict[str, Any]:
     return {
         "outcome": run.outcome, "final": run.final, "error": run.error,
         "turns": run.turns, "usage": run.usage, "messages": run.messages,
+        "pending": run.pending,
         "plan": [item.model_dump() for item in run.plan],
         "delegations": [d.to_dict() for d in run.delegations],
         "events": [_event(e, where) for e in run.events],
@@ -50,7 +51,7 @@ def load(cls: type, path: str | os.PathLike) -> Any:
         events=[Event.from_dict(e) for e in data["events"]], usage=data["usage"],
         plan=[TodoItem(**i) for i in data["plan"]],
         delegations=[Delegation(**d) for d in data["delegations"]],
-        turns=data["turns"], error=data["error"],
+        turns=data["turns"], error=data["error"], pending=data.get("pending", []),
     )
 
 
