@@ -29,7 +29,8 @@ LAZY = {  # name: its module. TodoItem, TodoList: pydantic models cost ~60 ms to
 MODULES = {"planning": "harness.planning", "reminder": "harness.reminder", "todo": "harness.todo",
            "subagent": "harness.subagent", "verify": "harness.durable.verify"}  # as lessons read
 SHIPPED = ("harness.waiting", "harness.durable", "harness.context", "harness.workspace",
-           "harness.live", "harness.skills", "harness.mcp")  # each registers itself (extend.py)
+           "harness.live", "harness.skills", "harness.mcp", "harness.answers",
+           "harness.memory")  # each registers itself (extend.py)
 extend.SHIPPED.extend(SHIPPED)
 
 

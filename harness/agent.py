@@ -18,6 +18,7 @@ from .hooks import Hooks, Permissions
 from .loop import Run
 from .mechanism import Mechanism
 from .models import ChatModel
+from .pause import Resumed, child_paused
 from .result import RunResult
 from .settings import NAMES, Settings
 from .stack import build
@@ -103,10 +104,12 @@ class Agent:
 
     def run(self, task: str, *, cancel: Any = None, plan_first: bool = False,
             call_log: Any = None, messages: Iterable[dict] = (),
-            plan: Iterable[Any] | None = None, within: RunControl | None = None) -> RunResult:
+            plan: Iterable[Any] | None = None, within: RunControl | None = None,
+            output: type | None = None) -> RunResult:
         """Run one task to an outcome; always a `RunResult`. ``messages``: an earlier run's,
         to go on from (checked), with the plan they hold; ``within``: a tool's ``control``,
-        to spend that run's budget and stop with it (this run's own limits hold too)."""
+        to spend that run's budget and stop with it (this run's own limits hold too);
+        ``output``: a pydantic model the answer must fit (``result.output``: harness/answers/)."""
         s = self.settings
         if (plan_first or plan is not None) and not s.planning:
             raise ValueError("plan_first=True forces a todo_write call and plan= carries a plan "
@@ -122,23 +125,27 @@ class Agent:
         if control.cancel is not None or control.deadline is not None:
             control = service("waiting").from_control(control)  # a hung step cannot hold it
         return Run(self, control, plan_first=plan_first, plan=list(plan or []),
-                   call_log=call_log).execute(task, history)
+                   call_log=call_log, output=output).execute(task, history)
 
     def resume(self, result: RunResult, approvals: dict[str, bool], *,
-               call_log: Any = None) -> RunResult:
+               call_log: Any = None, output: type | None = None) -> RunResult:
         """Go on with a run that ended ``awaiting_approval`` (pause.py)."""
         from .pause import resume
-        return resume(self, result, approvals, call_log=call_log)
+        return resume(self, result, approvals, call_log=call_log, output=output)
 
-    def run_child(self, child: Any, parent: Run) -> Any:
+    def run_child(self, child: Any, parent: Run, paused: Any = None) -> Any:
         """Run a sub-agent (subagent.py chose what it gets) inside ``parent``: its clock,
-        cancel, budget and call log; its events join the parent's."""
-        parent.emit("subagent_start", child_id=child.agent_id, task=child.task)
-        run = Run(self.for_child(child), parent.control.child(child.max_turns),
-                  depth=parent.depth + 1, sink=parent.forward, call_log=parent.calls.log)
+        cancel, budget and call log; its events join the parent's. ``paused``: the
+        `Delegation` of one that waited for a person, to resume (pause.py)."""
+        parent.emit("subagent_start", child_id=child.agent_id, task=child.task,
+                    call_id=child.call_id)
+        run = (Resumed if paused else Run)(
+            self.for_child(child), parent.control.child(child.max_turns), depth=parent.depth + 1,
+            sink=parent.forward, call_log=parent.calls.log)
         run.lock = run.calls.lock = parent.lock  # one at a time across the family
-        done = child.record(run.execute(child.task))
-        parent.emit("subagent_end", **done.to_dict())
+        result = run.go_on(*child_paused(paused, parent)) if paused else run.execute(child.task)
+        done = child.record(result)
+        parent.emit("subagent_end", **{k: v for k, v in done.to_dict().items() if k != "paused"})
         return done
 
     def for_child(self, child: Any) -> Agent:

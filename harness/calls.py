@@ -11,8 +11,7 @@ as a `ToolResult` the model reads (capped) and a ``status`` on its ``tool_result
     too_many_calls     came after the reply's first ``max_calls_per_reply`` calls
     recorded           answered from the call log of a run resumed or replayed
     unknown            started in that run, never finished: reported, not retried
-    (pending)          waits for a person (``Permissions(approve="pause")``): no result
-                       yet, so no event and no tool message until ``agent.resume`` (pause.py)
+    (pending)          waits for a person (``approve="pause"``): no answer until pause.py
 
 The last seven are the harness's own answers (``runnable=False``): a hook sees such a
 call, but cannot make it run.
@@ -82,6 +81,7 @@ class CallPath:
     depth: int = 0  # of its agent: 0 the main one
     pending: list[dict] = field(default_factory=list)  # calls waiting for a person
     decided: dict[str, bool] = field(default_factory=dict)  # a resumed run's answers, by id
+    held: set[str] = field(default_factory=set)  # delegations whose sub-agent waits (Door)
 
     def run(self, call: dict, position: int = 0) -> Call:
         """Take one call (wire format; ``position`` in its reply) down the path."""
@@ -128,6 +128,8 @@ class CallPath:
         if ticket.early:
             return ticket.early
         result = ticket.tool.execute(ticket.args, self.control)
+        if ticket.id in self.held:  # its sub-agent waits for a person: so does this call
+            return "pending", WAITING
         return "ok" if result.ok else "error", result
 
     def finish(self, ticket: Ticket, verdict: Verdict) -> Call:
@@ -188,8 +190,6 @@ class CallPath:
             return None if approved else self.permissions.refusal(tool.name)
         with self.lock:  # one question at a time, whichever sub-agent asks
             self.emit("approval_request", tool_name=tool.name, arguments=arguments)
-            if self.permissions.approve == "pause" and self.depth:  # not yet: pause.py
-                return f"Permission denied: '{tool.name}' needs approval; a sub-agent cannot wait"
             if self.permissions.approve == "pause":
                 self.pending.append(dict(id=call_id, tool_name=tool.name, arguments=dict(
                     arguments), agent_id=self.agent_id, depth=self.depth))

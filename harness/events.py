@@ -24,8 +24,8 @@ EVENTS = {  # type: its fields (every event also has type, agent_id, depth); ext
     "reminder": "text, rounds",
     "stop": "final, turns; open_items, pushbacks (with planning)",
     "stop_gate": "open_items",
-    "subagent_start": "child_id, task",
-    "subagent_end": "child_id, task, outcome, answer, usage, tool_calls, seconds, error",
+    "subagent_start": "child_id, task, call_id (the delegate_task call)",
+    "subagent_end": "child_id, task, outcome, answer, usage, tool_calls, seconds, error, call_id",
     "hook_error": "hook, error",
     "run_end": "outcome, final, error, usage, turns, seconds",
 }
@@ -40,6 +40,7 @@ class Event:
     agent_id: str = "main"
     depth: int = 0
     data: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default=0.0, compare=False)  # when (time.time()): a timeline, a span
 
     def __getattr__(self, name: str) -> Any:  # event.tool_name: a field of its data
         data = self.__dict__.get("data", {})  # copy and pickle ask an instance without data
@@ -54,12 +55,14 @@ class Event:
         return self.data.get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "agent_id": self.agent_id, "depth": self.depth, **self.data}
+        return {"type": self.type, "agent_id": self.agent_id, "depth": self.depth, **self.data,
+                **({"at": self.at} if self.at else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
         d = dict(d)
-        return cls(d.pop("type"), d.pop("agent_id", "main"), d.pop("depth", 0), d)
+        at = d.pop("at", 0.0)
+        return cls(d.pop("type"), d.pop("agent_id", "main"), d.pop("depth", 0), d, at)
 
     def __repr__(self) -> str:
         shown = {k: repr(v) for k, v in self.data.items()}

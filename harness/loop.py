@@ -24,6 +24,7 @@ from typing import Any
 from .calls import CallPath
 from .control import RunControl
 from .events import TRANSIENT, Event, notify, so_far
+from .extend import service
 from .hooks import offered
 from .mechanism import Answer, Door, Note
 from .models import ModelError, ModelReply, ask, copy_message, estimate_tokens, message_chars
@@ -36,7 +37,7 @@ class Run:
     """One run of an agent: its messages, events and mechanisms. Read top to bottom."""
 
     def __init__(self, agent: Any, control: RunControl, *, depth: int = 0, sink: Any = None,
-                 call_log: Any = None, plan_first: bool = False, plan: list | None = None) -> None:
+                 call_log: Any = None, **asked: Any) -> None:  # plan_first, plan, output
         self.agent = agent
         self.lock = threading.RLock()  # events, hooks, approvals: one at a time (sub-agents')
         self.control = control
@@ -46,8 +47,10 @@ class Run:
         self.events: list[Event] = []
         watching = [*agent.observers, *([call_log] if call_log else [])]  # replies go in the log
         self.sink = sink or (lambda event: watching and notify(watching, event))
-        self.door = Door(self, {"plan_first": plan_first, "plan": plan or []})
+        self.door = Door(self, {"plan_first": False, "plan": [], "output": None, **asked})
         self.mechanisms = [m for layer in agent.stack if (m := layer.make(self.door)) is not None]
+        if (output := self.door.asked["output"]) is not None:  # the run's: checked last
+            self.mechanisms.append(service("answers")(output))  # (harness/answers/)
         for mechanism in self.mechanisms:  # fresh for this run, from the stack (stack.py)
             mechanism.door = self.door
         tools = {**agent.tools, **{t.name: t for m in self.mechanisms for t in m.tools()}}
@@ -173,7 +176,7 @@ class Run:
 
     def emit(self, type_: str, **data: Any) -> str | None:
         """Record an event, show it to observers, run its hooks; return a hook's "no"."""
-        event = Event(type_, self.agent_id, self.depth, data)
+        event = Event(type_, self.agent_id, self.depth, data, time.time())
         self.forward(event)
         if type_ in TRANSIENT:  # streamed text: for observers, and a stopped reply's record
             return self.streamed.append(data)

@@ -89,7 +89,7 @@ class Mechanism:
 
 class Door:
     """The services of one run, for its mechanisms; and what they may read of it: the
-    agent's id, ``depth`` and model, ``asked`` (``run()``'s plan_first and plan), its tools."""
+    agent's id, ``depth`` and model, ``asked`` (``run()``'s plan_first, plan, output), its tools."""
 
     def __init__(self, run: Any, asked: dict[str, Any]) -> None:
         self._run = run
@@ -117,8 +117,21 @@ class Door:
     def emit(self, type_: str, **data: Any) -> str | None:
         return self._run.emit(type_, **data)
 
-    def run_child(self, child: Any) -> Any:  # a sub-agent, inside this run (subagent.py)
-        return self._run.agent.run_child(child, self._run)
+    def answer(self, text: str) -> None:
+        """``text`` as the model's answer (a final-answer tool's: harness/answers/): the
+        ``stop`` hooks and each mechanism's on_answer; `RunOver` ends the run, else pushed back."""
+        from .models import ModelReply
+        self._run.answer(ModelReply(text))
+
+    def run_child(self, child: Any, paused: Any = None) -> Any:  # a sub-agent (subagent.py)
+        return self._run.agent.run_child(child, self._run, paused)
+
+    def hold(self, call_id: str, pending: list[dict]) -> None:
+        """Call ``call_id`` waits for ``pending``, a sub-agent's calls: so does the run."""
+        calls = self._run.calls
+        with calls.lock:
+            calls.pending += pending
+            calls.held.add(call_id)
 
     def tools(self) -> dict[str, Tool]:
         return dict(self._run.calls.tools)

@@ -17,12 +17,13 @@ class RunOver(Exception):
     """Raised wherever a run's end is found; the loop turns it into the `RunResult`."""
 
     def __init__(self, outcome: str, final: str | None = None, error: str | None = None,
-                 pending: list | None = None) -> None:
+                 pending: list | None = None, held: set | None = None) -> None:
         super().__init__(outcome)
         self.outcome = outcome
         self.final = final
         self.error = error
         self.pending = pending or []  # the calls waiting for a person (awaiting_approval)
+        self.held = held or set()  # the delegations whose sub-agent waits: no answer yet
 
 
 class ModelError(RuntimeError):

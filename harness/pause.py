@@ -25,15 +25,16 @@ from .control import Budget, RunControl
 from .extend import service
 from .loop import Run
 from .outcomes import RunOver
-from .rounds import not_run
+from .rounds import not_run, play
 from .result import RunResult
 
 
 def resume(agent: Any, result: RunResult, approvals: dict[str, bool], *,
-           call_log: Any = None) -> RunResult:
+           call_log: Any = None, output: Any = None) -> RunResult:
     """``result`` (a run that ended ``awaiting_approval``) gone on with ``approvals``:
     ``{call_id: True | False}``, one for each call in ``result.pending``; ``call_log``:
-    the run's (lesson 11), whose intents and results go on too."""
+    the run's (lesson 11), whose intents and results go on too; ``output``: the shape
+    its answer must have, as ``run(output=...)`` (harness/answers/)."""
     _check(result, approvals)
     s = agent.settings
     budget = Budget(s.max_requests, s.max_tool_calls, s.max_input_tokens)
@@ -42,8 +43,8 @@ def resume(agent: Any, result: RunResult, approvals: dict[str, bool], *,
     control.turns = result.turns
     if control.deadline is not None:  # a hung step cannot hold it (harness/waiting/)
         control = service("waiting").from_control(control)
-    return Resumed(agent, control, plan=list(result.plan), call_log=call_log).go_on(
-        result, dict(approvals))
+    return Resumed(agent, control, plan=list(result.plan), call_log=call_log,
+                   output=output).go_on(result, dict(approvals))
 
 
 def spent(result: RunResult) -> dict[str, int]:
@@ -78,29 +79,41 @@ class Resumed(Run):
     def go_on(self, paused: RunResult, approvals: dict[str, bool]) -> RunResult:
         self.paused, self.events = paused, list(paused.events)  # the record goes on
         self.calls.decided.update(approvals)
+        self.control.turns = paused.turns
+        self.door.asked["paused"] = paused  # its delegations, a waiting sub-agent's state
+        for e in paused.events:  # the calls that ran, by tool: a new delegation's number
+            if e.type == "tool_result" and e.get("ran") and e.agent_id == self.agent_id:
+                self.calls.runs[e.tool_name] = self.calls.runs.get(e.tool_name, 0) + 1
         task = next(m["content"] for m in paused.messages if m["role"] == "user")
         return self.execute(task)
 
     def loop(self) -> None:
         self.messages[:] = [dict(m) for m in self.paused.messages]  # the transcript itself
-        self.calls.used_ids |= {c["id"] for m in self.messages for c in m.get("tool_calls") or ()
-                                if c["id"] not in self.calls.decided}
-        reply = next(m for m in reversed(self.messages) if any(
-            c["id"] in self.calls.decided for c in m.get("tool_calls") or ()))
-        waiting = [(i, c) for i, c in enumerate(reply["tool_calls"])
-                   if c["id"] in self.calls.decided]
-        try:
-            for position, call in waiting:  # in the model's order, down the one path
-                self.control.before_call()
-                ended = self.calls.run(call, position)
+        answered = {m.get("tool_call_id") for m in self.messages}
+        reply = next(m for m in reversed(self.messages) if m.get("tool_calls"))
+        waiting = [c for c in reply["tool_calls"] if c["id"] not in answered]  # paused, or a
+        self.calls.used_ids |= {c["id"] for m in self.messages  # delegation that waits
+                                for c in m.get("tool_calls") or ()} - {c["id"] for c in waiting}
+        try:  # in the model's order, down the one path, as a round (a sub-agent resumes)
+            for call, ended in play(self.calls, self.control, waiting):
                 place(self.messages, call["id"], ended.result.output)
                 for mechanism in self.mechanisms:
                     self.note(mechanism.after_call(ended))
-        except RunOver as stop:  # each waiting call still gets its one answer, in place
-            for message in not_run([c for _, c in waiting], self.messages, stop):
+        except (RunOver, KeyboardInterrupt) as stop:  # each call still gets its one answer
+            for message in not_run(waiting, self.messages, stop):
                 place(self.messages, message["tool_call_id"], message["content"])
             raise
         super().loop()
+
+
+def child_paused(paused: Any, parent: Run) -> tuple[RunResult, dict[str, bool]]:
+    """A sub-agent that waited (its `Delegation`, its events in ``parent``'s record) as the
+    paused run it was, and the person's answers to its calls (given to ``parent``)."""
+    state = paused.paused
+    events = [e for e in parent.events if e.agent_id == paused.child_id]
+    result = RunResult("awaiting_approval", None, [dict(m) for m in state["messages"]], events,
+                       turns=state["turns"], pending=list(state["pending"]))
+    return result, {p["id"]: parent.calls.decided.pop(p["id"]) for p in state["pending"]}
 
 
 def place(messages: list[dict], call_id: str, content: str) -> None:

@@ -44,6 +44,7 @@ class RunResult:
     turns: int = 0
     error: str | None = None
     pending: list[dict] = field(default_factory=list)  # calls waiting for a person (pause.py)
+    output: Any = None  # run(output=Model): the answer as its instance (harness/answers/)
 
     @property
     def ok(self) -> bool:

@@ -54,7 +54,7 @@ def play(path: CallPath, control: RunControl, calls: list[dict]) -> Iterator[tup
     if len(calls) == 1:  # the usual round: one call, on this thread
         control.before_call()  # cancel, time, the tool-call budget: stop here
         ticket = path.admit(calls[0])
-        verdict = path.execute(ticket)
+        verdict = execute(path, ticket)
         if verdict[0] != "pending":
             yield calls[0], path.finish(ticket, verdict)
     for group in groups(calls, lambda call: at_once(path, call)) if len(calls) > 1 else ():
@@ -66,7 +66,7 @@ def play(path: CallPath, control: RunControl, calls: list[dict]) -> Iterator[tup
         if stop is not None:
             raise stop
     if path.pending:  # the rest of the round is answered: now the run waits (pause.py)
-        raise RunOver("awaiting_approval", pending=list(path.pending))
+        raise RunOver("awaiting_approval", pending=list(path.pending), held=set(path.held))
 
 
 def at_once(path: CallPath, call: dict) -> bool:
@@ -110,7 +110,7 @@ def together(path: CallPath, tickets: list[Ticket]) -> list[Any]:
     cancel and clock, as it does alone); a delegation's KeyboardInterrupt comes back here."""
     running = [t for t in tickets if t.early is None]
     if len(running) < 2 or browser.IN_BROWSER:
-        return [path.execute(t) for t in tickets]
+        return [execute(path, t) for t in tickets]
     verdicts: dict[str, Any] = {}
 
     def work(ticket: Ticket) -> None:
@@ -132,22 +132,22 @@ def together(path: CallPath, tickets: list[Ticket]) -> list[Any]:
     return answers
 
 
-
 def execute(path: CallPath, ticket: Ticket) -> Any:
-    """``path.execute(ticket)`` on a thread of its own, with the ticket as `CURRENT` while
-    its tool runs (alone, a call needs none: delegations then start in the model's order)."""
+    """``path.execute(ticket)``, with the ticket as `CURRENT` while its tool runs (a
+    delegation is numbered by it, and a paused one resumed: subagent.py)."""
     token = CURRENT.set(ticket)
     try:
         return path.execute(ticket)
     finally:
         CURRENT.reset(token)
 
+
 def not_run(calls: list[dict], since: list[dict], stop: BaseException) -> list[dict]:
     """The tool messages of a round's calls that a stop left unanswered (``since``: the
     messages the round added): the first, if an interrupt stopped it while it ran, has an
     unknown result. A call waiting for a person is not answered: it waits (pause.py)."""
     answered = {m.get("tool_call_id") for m in since} | {
-        p["id"] for p in getattr(stop, "pending", ())}
+        p["id"] for p in getattr(stop, "pending", ())} | getattr(stop, "held", set())
     calls = [call for call in calls if call["id"] not in answered]
     if isinstance(stop, RunOver):
         texts = [f"Not run: the run stopped ({stop.outcome})."] * len(calls)

@@ -58,6 +58,8 @@ class Delegation:
     tool_calls: int
     seconds: float
     error: str | None = None
+    call_id: str | None = None  # the delegate_task call that started it
+    paused: dict | None = None  # awaiting_approval: its messages, turns and pending calls
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -72,6 +74,7 @@ class Child:
     tools: list[Tool]
     max_turns: int
     system: str = SUBAGENT_SYSTEM
+    call_id: str | None = None
     started: float = field(default_factory=time.monotonic)
 
     def record(self, result: Any) -> Delegation:
@@ -79,10 +82,12 @@ class Child:
         said = [m["content"] for m in result.messages
                 if m["role"] == "assistant" and m.get("content")]
         answer = result.final or (said[-1] if said else None) or result.error
-        calls = sum(e.type == "tool_call" for e in result.events)
+        calls = len({e.call_id for e in result.events if e.type == "tool_call"})  # once each
         seconds = round(time.monotonic() - self.started, 3)
+        paused = dict(messages=result.messages, turns=result.turns, pending=result.pending) if (
+            result.outcome == "awaiting_approval") else None
         return Delegation(self.agent_id, self.task, result.outcome, answer, dict(result.usage),
-                          calls, seconds, result.error)
+                          calls, seconds, result.error, self.call_id, paused)
 
 
 class Subagents(Mechanism):
@@ -96,6 +101,7 @@ class Subagents(Mechanism):
         self.system = system or SUBAGENT_SYSTEM
         self.parent_id = parent_id
         self.delegations: list[Delegation] = []
+        self.waiting: dict[str, Delegation] | None = None  # resumed: paused ones, by call id
         self.started = 0  # children so far (their ids), counted under the lock
         self.lock = threading.Lock()
         self.tool = Tool("delegate_task", DELEGATE_DESCRIPTION, DelegateArgs, self.delegate,
@@ -114,23 +120,39 @@ class Subagents(Mechanism):
         return messages
 
     def results(self) -> dict:
+        self.carried()
         return {"delegations": self.delegations}
 
+    def carried(self) -> dict[str, Delegation]:
+        """A resumed run (pause.py): the delegations made before the pause go on in this
+        run's record; those whose sub-agent waits for a person, by their call's id."""
+        with self.lock:
+            if self.waiting is None:
+                paused = self.door.asked.get("paused")
+                before = list(paused.delegations) if paused else []
+                self.waiting = {d.call_id: d for d in before if d.paused and d.call_id}
+                self.delegations[:0] = [d for d in before if d.call_id not in self.waiting]
+            return self.waiting
+
     def delegate(self, task: str) -> ToolResult:
-        """Run one sub-agent to its end; its answer is the tool's result (an empty one would
-        read like a tool that printed nothing)."""
+        """Run one sub-agent to its end (or resume the one that waits); its answer is the
+        tool's result (an empty one would read like a tool that printed nothing)."""
         known = self.door.tools()
         tools = [known[name] for name in self.child_tools if name in known]
+        ticket, waiting = CURRENT.get(), self.carried()
+        paused = waiting.pop(ticket.id, None) if ticket else None
         with self.lock:  # numbered in the model's order, though they may start at once
-            ticket = CURRENT.get()
             self.started = number = ticket.n if ticket else self.started + 1
-        child = Child(f"{self.parent_id}.sub{number}", task, tools, self.max_turns, self.system)
-        done = self.door.run_child(child)
+        name = paused.child_id if paused else f"{self.parent_id}.sub{number}"
+        child = Child(name, task, tools, self.max_turns, self.system, ticket and ticket.id)
+        done = self.door.run_child(child, paused)
         with self.lock:
             self.delegations.append(done)
             self.delegations.sort(key=lambda d: int(d.child_id.rsplit("sub", 1)[1]))
         if done.error == INTERRUPTED:  # recorded; now the interrupt goes on to the parent
             raise KeyboardInterrupt
+        if done.paused:  # it waits for a person: the whole run pauses, and resumes into it
+            self.door.hold(child.call_id, done.paused["pending"])
         if done.outcome == "completed":
             return ToolResult(True, done.answer or NO_ANSWER)
         stopped = f"[sub-agent stopped early: {done.outcome}]"

@@ -161,6 +161,23 @@ def test_a_durable_approval_waits_while_no_process_runs_and_survives_a_kill(tmp_
         True, True]
 
 
+def test_a_sub_agents_call_waits_durably_and_the_run_resumes_into_the_sub_agent(tmp_path):
+    started = shop(tmp_path, "start", "order-E5", "--team", "--ask")  # the sub-agent's pay
+    assert started.returncode == -9
+    assert [(p["tool_name"], p["agent_id"], p["depth"])
+            for p in json.loads(started.stdout)["pending"]] == [("pay", "main.sub1", 1)]
+    assert shop(tmp_path, "approve", "order-E5", "--tool", "pay").returncode == 0
+    done = shop(tmp_path, "finish", "order-E5", "--team", "--ask")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert result["outcome"] == "completed" and result["pending"] == []
+    assert (tmp_path / "effects").read_text().splitlines() == [
+        "look_up A1", "pay A1 30 order-E5:main.sub1:call_3_0"]
+    assert result["final"] == "A1: 2 mugs, 30 EUR | paid 30 EUR for A1"
+    assert [(d["child_id"], d["outcome"]) for d in result["delegations"]] == [
+        ("main.sub1", "completed")]
+
+
 BLOCK_DBOS = """
     import sys
 

@@ -20,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "harness"
-SUB_PACKAGES = ("live", "workspace", "ui", "durable", "context", "mcp", "skills", "waiting")
+SUB_PACKAGES = ("live", "workspace", "ui", "durable", "context", "mcp", "skills", "waiting",
+                "answers", "memory", "trace")
 HEAVY = ("openai", "ipywidgets", "httpx")
 CORE_MAX_LINES, CORE_FILE_MAX_LINES = 1900, 200
 ALLOWED = ("pydantic", "pydantic_core", "typing_extensions", "annotated_types",

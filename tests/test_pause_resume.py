@@ -131,17 +131,6 @@ def test_a_plan_is_carried_through_the_pause():
     assert [i.status for i in done.plan] == ["completed"]
 
 
-def test_a_sub_agents_call_cannot_wait_and_is_refused_with_the_reason():
-    steps = [tool_call("delegate_task", task="refund A"), tool_call("refund", order_id="A"),
-             say("could not"), say("done")]
-    result = agent(steps, subagents=True, subagent_tools=["refund"]).run("x")
-    assert result.outcome == "completed"
-    refused = [e for e in result.events if e.type == "tool_result" and e.depth == 1]
-    assert refused[0].data["status"] == "blocked"
-    assert "a sub-agent cannot wait" in refused[0].data["output"]
-    assert PAID == []
-
-
 def test_resume_after_save_and_load_in_a_new_process(tmp_path):
     steps = steps_of_one_round()
     paused = agent(steps).run("refund A")

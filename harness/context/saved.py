@@ -21,7 +21,8 @@ def to_dict(run: Any) -> dict[str, Any]:
     return {
         "outcome": run.outcome, "final": run.final, "error": run.error,
         "turns": run.turns, "usage": run.usage, "messages": run.messages,
-        "pending": run.pending,
+        "pending": run.pending, "output": getattr(run.output, "model_dump", lambda **_: run.output)(
+            mode="json"),
         "plan": [item.model_dump() for item in run.plan],
         "delegations": [d.to_dict() for d in run.delegations],
         "events": [_event(e, where) for e in run.events],
@@ -52,6 +53,7 @@ def load(cls: type, path: str | os.PathLike) -> Any:
         plan=[TodoItem(**i) for i in data["plan"]],
         delegations=[Delegation(**d) for d in data["delegations"]],
         turns=data["turns"], error=data["error"], pending=data.get("pending", []),
+        output=data.get("output"),  # its data: Model.model_validate(run.output) for the instance
     )
 
 

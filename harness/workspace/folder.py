@@ -41,7 +41,7 @@ from ..control import RunControl
 from ..tools import Tool, ToolResult, tool
 from . import files
 from .files import EditError, NotTextError, PathError, TooLargeError
-from .person import read_only_at
+from .person import SKILLS, WHY, read_only_at
 from .process import run_process
 from .sandbox import Sandbox, is_protected
 from .search import PatternError, Walk, rank, read_all
@@ -229,10 +229,9 @@ run's `RunControl`, so a long search or command stops when the run does.
             raise TooLargeError(f"content is {len(data):,} bytes; the limit is "
                                 f"{self.max_file_bytes:,}")
         parts = self._parts(path, must_exist=False)
-        if read_only_at(self.root.joinpath(*parts)):
-            raise PathError(f"'{path}' is inside a folder that is the person's (a skills "
-                            "folder): the model reads it and never writes it; a person "
-                            "adds a skill by hand")
+        if person := read_only_at(self.root.joinpath(*parts)):
+            why = WHY.get(person, SKILLS)  # a skills folder, a memory folder
+            raise PathError(f"'{path}' is inside a folder that is the person's {why}")
         files.write_bytes(self.root, parts, path, data)
         return parts
 
