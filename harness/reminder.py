@@ -12,11 +12,14 @@ REMINDER_TEXT = (
     "<reminder>No plan update for {rounds} tool rounds. Check the remaining items, then "
     "call todo_write with the complete, current list.</reminder>")
 # GeekAgent's Chinese words (任务清单 "task list", 然后 "then", 最后 "finally", 并给出 "and
-# give", 再…总结 "then … sum up"), then English ones as whole words ("Mastodon" holds no todo)
+# give", 再…总结 "then … sum up"), then English ones with no letter of an alphabet right
+# before or after ("Mastodon" holds no todo, "éthen" no then; "todo1", "2then" and
+# "写一个todo列表" ask: a digit, "_" or a Chinese or Japanese character is no such letter)
+LETTER = r"[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 STEP_WORDS = re.compile(
     r"任务清单|然后|最后|再.{0,12}(?:给出|总结|汇总)|并(?:给出|总结|汇总)"
-    r"|(?<![a-z])(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+(?:give|summari[sz]e))"
-    r"(?![a-z])", re.IGNORECASE)
+    rf"|(?<!{LETTER})(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+(?:give|summari[sz]e))"
+    rf"(?!{LETTER})", re.IGNORECASE)
 GATE_ITEMS, GATE_ITEM_CHARS = 10, 120  # the gate names the open items, briefly
 TAG = re.compile(r"<(/?[A-Za-z][^<>]*)>")
 

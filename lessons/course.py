@@ -5,6 +5,7 @@ Nothing here is part of the harness: it only makes the lessons easier to read.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -12,7 +13,7 @@ import json
 import os
 import textwrap
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import harness
@@ -23,8 +24,20 @@ from harness.browser import IN_BROWSER as IN_BROWSER  # re-exported: True in the
 warnings.filterwarnings("ignore", message="harness: sandbox")
 
 LOCAL_OUTPUTS = "local_outputs.json"  # the site build writes it next to the lessons
-LOCAL_NOTE = ("In the browser edition this cell does not run: its point is a program the "
-              "harness starts, and a browser tab cannot start one. A local install prints:")
+PROGRAM = "its point is a program the harness starts, and a browser tab cannot start one"
+LOCAL_NOTE = "In the browser edition this cell does not run: {reason}. A local install prints:"
+_reasons: list[str] = []  # the reason `needs_package` gives, while its block runs
+
+
+@contextlib.contextmanager
+def needs_package(name: str) -> Iterator[None]:
+    """For a cell that cannot run in the browser because a package is missing there (not
+    because it starts a program): ``with needs_package("DBOS"): local_install_prints()``."""
+    _reasons.append(f"it needs {name}, a package the browser edition does not have")
+    try:
+        yield
+    finally:
+        _reasons.pop()
 
 
 def cell_key(source: str) -> str:
@@ -32,10 +45,12 @@ def cell_key(source: str) -> str:
     return hashlib.sha256(source.strip().encode("utf-8")).hexdigest()[:16]
 
 
-def local_install_prints() -> None:
-    """For a cell about processes, in the browser edition: say why it does not run here,
-    and print what it prints on a local install (its committed output, which the site
-    build saved in local_outputs.json). No shell is faked."""
+def local_install_prints(reason: str | None = None) -> None:
+    """For a cell that cannot run in the browser edition: say why (``reason``; by default,
+    inside ``needs_package``, the package; else `PROGRAM`), and print what it prints on a
+    local install (its committed output, which the site build saved in local_outputs.json).
+    No shell is faked. The site build finds these cells by the text
+    ``local_install_prints()``: give a reason with ``needs_package``, so the call keeps it."""
     from IPython import get_ipython
 
     source = get_ipython().user_ns["In"][-1]  # this cell, as it runs
@@ -44,7 +59,8 @@ def local_install_prints() -> None:
             printed = json.load(f).get(cell_key(source))
     except OSError:
         printed = None
-    print(_wrap(LOCAL_NOTE))
+    reason = reason or (_reasons[-1] if _reasons else PROGRAM)
+    print(_wrap(LOCAL_NOTE.format(reason=reason)))
     print(printed if printed is not None else
           "(this cell was edited: its local output is in the lesson as published)")
 

@@ -275,3 +275,104 @@ def test_answer_undelivered_hint_for_the_last_message_only_says_to_read_the_roun
     out = capsys.readouterr().out
     assert "Read every tool message after the last assistant message" in out
     assert "out for delivery\" is not delivered" not in out
+
+
+def _loop(parse_inside=True, to_text=str, catch=Exception, empty="{}", stop_on_text=False):
+    """The reference loop, with one of its choices made the way a learner might."""
+    def run_loop(model, functions, schemas, task, max_turns=5):
+        messages = [{"role": "user", "content": task}]
+        for _ in range(max_turns):
+            reply = model.complete(messages, schemas, "auto")
+            messages.append(reply.message())
+            if not reply.tool_calls or (stop_on_text and reply.content):
+                break
+            for call in reply.tool_calls:
+                name, raw = call["function"]["name"], call["function"]["arguments"]
+                if name not in functions:
+                    output = f"Error: unknown tool '{name}'"
+                else:
+                    if not parse_inside:
+                        args = json.loads(raw or empty)
+                    try:
+                        if parse_inside:
+                            args = json.loads(raw or empty)
+                        output = to_text(functions[name](**args))
+                    except catch as exc:
+                        output = f"Error: {type(exc).__name__}: {exc}"
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
+        return messages
+
+    return run_loop
+
+
+def test_run_loop_check_accepts_the_learner_style_loop():
+    assert check_run_loop(_loop()) is True
+
+
+def test_run_loop_check_rejects_json_loads_outside_the_try(capsys):
+    assert check_run_loop(_loop(parse_inside=False)) is False
+    out = capsys.readouterr().out
+    assert "not valid JSON" in out and "inside the try" in out
+
+
+def test_run_loop_check_rejects_a_non_string_output_put_in_content(capsys):
+    assert check_run_loop(_loop(to_text=lambda value: value)) is False
+    assert "str(output)" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_catching_only_the_error_its_tool_raises(capsys):
+    assert check_run_loop(_loop(catch=(RuntimeError, json.JSONDecodeError))) is False
+    assert "catch every Exception" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_empty_arguments_not_read_as_an_empty_object(capsys):
+    assert check_run_loop(_loop(empty="")) is False
+    assert 'arguments ""' in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_a_loop_that_stops_on_a_reply_with_text_and_calls(capsys):
+    assert check_run_loop(_loop(stop_on_text=True)) is False
+    assert "stop only when it has no tool calls" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_a_hard_coded_exception_name(capsys):
+    def runtime_error_only(model, functions, schemas, task, max_turns=5):
+        messages = solution.run_loop(model, functions, schemas, task, max_turns)
+        for m in messages:
+            if m["role"] == "tool" and m["content"].startswith("Error: ") and \
+                    "unknown tool" not in m["content"]:
+                m["content"] = "Error: RuntimeError: " + m["content"].split(": ", 2)[-1]
+        return messages
+
+    assert check_run_loop(runtime_error_only) is False
+    assert "Error: TypeError:" in capsys.readouterr().out
+
+
+def test_answer_undelivered_check_rejects_a_list_of_the_statuses_on_the_way(capsys):
+    def expected_statuses(messages):
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        records = [json.loads(m["content"]) for m in messages[last + 1:]]
+        waiting = [f"{r['id']} ({r['status']})" for r in records
+                   if r["status"] in ("packed", "shipped", "delayed", "out for delivery")]
+        return say("Still on the way: " + ", ".join(waiting) + "." if waiting
+                   else "All of these orders have been delivered.")
+
+    assert check_answer_undelivered(expected_statuses) is False
+    assert "whatever it says" in capsys.readouterr().out
+
+
+def test_run_loop_check_rejects_schemas_sent_with_the_first_request_only(capsys):
+    def first_request_only(model, functions, schemas, task, max_turns=5):
+        sent = []
+
+        class Once:
+            requests = model.requests
+
+            def complete(self, messages, tools, tool_choice):
+                sent.append(1)
+                return model.complete(messages, tools if len(sent) == 1 else [], tool_choice)
+
+        return solution.run_loop(Once(), functions, schemas, task, max_turns)
+
+    assert check_run_loop(first_request_only) is False
+    assert "not only the first" in capsys.readouterr().out

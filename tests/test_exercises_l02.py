@@ -170,3 +170,59 @@ def test_confine_check_rejects_returning_none_instead_of_raising():
 
 def test_confine_check_accepts_the_real_path_as_text():
     assert check_confine(lambda root, path: str(solution.confine(root, path))) is True
+
+
+def test_confine_check_rejects_a_root_that_is_not_resolved(capsys):
+    def unresolved_root(root, path):
+        real = (Path(root) / path).resolve()
+        if not real.is_relative_to(Path(root)):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(unresolved_root) is False
+    assert "resolve the root too" in capsys.readouterr().out
+
+
+def test_confine_check_rejects_a_root_made_absolute_but_not_resolved(capsys):
+    def absolute_root(root, path):
+        base = Path(os.path.abspath(root))
+        real = (base / path).resolve()
+        if not real.is_relative_to(base):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(absolute_root) is False
+    assert "given as a symlink" in capsys.readouterr().out
+
+
+def test_confine_check_rejects_a_relative_root_joined_to_the_wrong_folder(capsys):
+    def resolved_from_the_path_only(root, path):
+        real = (Path(root) / path).resolve()
+        base = Path(root).absolute().resolve() if Path(root).is_absolute() else Path(root)
+        if not real.is_relative_to(base):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(resolved_from_the_path_only) is False
+    assert "relative path" in capsys.readouterr().out
+
+
+def test_convert_temperature_check_rejects_the_number_returned_as_text(capsys):
+    def convert_temperature(celsius: float, to: Unit) -> str:
+        return str(solution.convert_temperature.fn(celsius, to))
+
+    assert check_convert_temperature(_documented(convert_temperature)) is False
+    assert "a float" in capsys.readouterr().out
+
+
+def test_confine_check_rejects_a_confine_that_needs_the_folder_to_exist(capsys):
+    def folder_must_exist(root, path):
+        base = Path(root).resolve()
+        joined = base / path
+        real = joined.parent.resolve(strict=True) / joined.name
+        if not real.is_relative_to(base):
+            raise ValueError(f"{path} leads outside")
+        return real
+
+    assert check_confine(folder_must_exist) is False
+    assert "nor its folder" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 import sys
 from pathlib import Path
 
@@ -147,7 +148,7 @@ def test_research_permissions_check_rejects_an_approver_that_refuses_dot_slash_n
                       and ".." not in args["path"])
 
     assert check_research_permissions(no_normalising) is False
-    assert "./notes/dot.md: should run" in capsys.readouterr().out
+    assert re.search(r"write \./notes/\w+\.md: should run", capsys.readouterr().out)
 
 
 def test_notes_only_check_rejects_a_hook_that_looks_for_notes_anywhere(capsys):
@@ -183,3 +184,23 @@ def test_notes_only_hint_for_a_hook_that_blocks_some_writes_says_it_let_this_one
     out = capsys.readouterr().out
     assert "Your hook returned nothing for this call" in out
     assert "To block a call, return a non-empty string" not in out  # it knew how; not here
+
+
+def test_notes_only_check_rejects_a_hook_that_knows_the_checks_writer_by_name(capsys):
+    def known_names(event):
+        if event.tool_name in ("write_file", "edit_file", "save_draft"):
+            path = event.arguments.get("path") or event.arguments.get("filename")
+            if not l03._in_notes(path):
+                return "Blocked: only notes/."
+        return None
+
+    assert check_notes_only(known_names) is False
+    assert "event.get('writes') finds it" in capsys.readouterr().out
+
+
+def test_research_permissions_check_rejects_an_approver_that_knows_the_checks_paths():
+    def known_paths() -> Permissions:
+        return _table(lambda name, args: args["path"] in ("notes/summary.md",
+                                                         "./notes/dot.md"))
+
+    assert check_research_permissions(known_paths) is False

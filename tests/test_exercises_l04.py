@@ -125,6 +125,73 @@ def test_update_plan_check_rejects_accepting_a_tuple_instead_of_a_list(capsys):
     assert "a tuple, not a list: update_plan accepted it" in capsys.readouterr().out
 
 
+def test_update_plan_check_reports_the_real_bug_before_accepting_a_tuple(capsys):
+    def any_sequence_two_active(plan, new_items):
+        if new_items is None or isinstance(new_items, (str, dict)):
+            raise ValueError("todos must be a list")
+        calm = [{**i, "status": "pending"} if isinstance(i, dict)
+                and i.get("status") == "in_progress" else i for i in new_items]
+        l04.update_plan([], list(calm))  # every rule but "one in_progress", on a throwaway
+        plan[:] = [dict(i) for i in new_items]
+        return plan
+
+    assert check_update_plan(any_sequence_two_active) is False
+    out = capsys.readouterr().out
+    assert "two items in_progress" in out and "tuple" not in out
+
+
+def test_update_plan_check_says_the_tuple_last_and_names_the_test(capsys):
+    def any_sequence(plan, new_items):
+        if new_items is None or isinstance(new_items, (str, dict)):
+            raise ValueError("todos must be a list")
+        return l04.update_plan(plan, list(new_items))
+
+    assert check_update_plan(any_sequence) is False
+    assert "Every other rule holds" in capsys.readouterr().out
+
+
+def _learners(*, status_ok=lambda s: s in l04.STATUSES, blank=lambda c: not c.strip(),
+              stored=dict):
+    """A whole update_plan as a learner writes it, with one rule swappable."""
+    def update_plan(plan, new_items):
+        if not isinstance(new_items, list):
+            raise ValueError("todos must be a list")
+        if len(new_items) > 20:
+            raise ValueError("too many")
+        for item in new_items:
+            if not isinstance(item, dict) or set(item) != {"content", "status"}:
+                raise ValueError("content and status")
+            if not isinstance(item["content"], str) or blank(item["content"]):
+                raise ValueError("blank")
+            if not isinstance(item["status"], str) or not status_ok(item["status"]):
+                raise ValueError("status")
+        if sum(i["status"] == "in_progress" for i in new_items) > 1:
+            raise ValueError("one in_progress")
+        plan[:] = [stored(i) for i in new_items]
+        return plan
+
+    return update_plan
+
+
+def test_update_plan_check_accepts_a_learners_whole_function():
+    assert check_update_plan(_learners()) is True
+
+
+def test_update_plan_check_rejects_a_status_looked_up_in_a_string():
+    in_a_string = _learners(status_ok=lambda s: s in "pending in_progress completed")
+    assert check_update_plan(in_a_string) is False
+
+
+def test_update_plan_check_rejects_a_blank_test_that_strips_only_spaces():
+    assert check_update_plan(_learners(blank=lambda c: not c.strip(" "))) is False
+
+
+def test_update_plan_check_rejects_storing_trimmed_content(capsys):
+    trims = _learners(stored=lambda i: {**i, "content": i["content"].strip()})
+    assert check_update_plan(trims) is False
+    assert "store the items as sent" in capsys.readouterr().out
+
+
 def test_update_plan_check_rejects_a_status_compared_without_case():
     def any_case(plan, new_items):
         lowered = [{**i, "status": i["status"].lower()} if isinstance(i, dict)

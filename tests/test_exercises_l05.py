@@ -69,6 +69,23 @@ def test_plan_reminder_check_rejects_firing_on_the_round_that_updated_the_plan()
     assert check_plan_reminder(CountsFirst) is False
 
 
+def test_plan_reminder_check_rejects_a_default_that_is_not_three(capsys):
+    class DefaultTwo(l05.PlanReminder):
+        def __init__(self, after: int = 2) -> None:
+            super().__init__(after)
+
+    assert check_plan_reminder(DefaultTwo) is False
+    assert "the default is 3" in capsys.readouterr().out
+
+
+def test_plan_reminder_check_rejects_a_reminder_that_cannot_fire_after_every_round():
+    class AtLeastTwo(l05.PlanReminder):
+        def __init__(self, after: int = 3) -> None:
+            super().__init__(max(after, 2))
+
+    assert check_plan_reminder(AtLeastTwo) is False
+
+
 def test_plan_reminder_check_rejects_a_hard_coded_three():
     class AlwaysThree(l05.PlanReminder):
         def __init__(self, after=3):
@@ -151,10 +168,61 @@ def test_wants_plan_check_rejects_a_word_start_match_only(capsys):
     assert check_wants_plan(lambda task: starts.search(task) is not None) is False
 
 
-def test_wants_plan_check_accepts_a_rule_written_with_word_boundaries():
-    bounded = re.compile(r"\b(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)\b",
-                         re.IGNORECASE)
-    assert check_wants_plan(lambda task: bounded.search(task) is not None) is True
+WORDS = r"(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)"
+
+
+def test_wants_plan_check_rejects_word_boundaries_where_the_rule_says_letters(capsys):
+    bounded = re.compile(rf"\b{WORDS}\b", re.IGNORECASE)  # \b: digits and "_" end no word
+    assert check_wants_plan(lambda task: bounded.search(task) is not None) is False
+    assert "'_' is not a letter" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_word_characters_where_the_rule_says_letters(capsys):
+    no_word_char = re.compile(rf"(?<!\w){WORDS}(?!\w)", re.IGNORECASE)
+    assert check_wants_plan(lambda task: no_word_char.search(task) is not None) is False
+    assert "is a whole word by the rule" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_a_boundary_only_before_that_knows_digits(capsys):
+    digits_after = re.compile(rf"(?<![^\W\d_]){WORDS}(?![a-z_])", re.IGNORECASE)
+    assert check_wants_plan(lambda task: digits_after.search(task) is not None) is False
+
+
+def test_wants_plan_check_rejects_letters_a_to_z_only(capsys):
+    ascii_letters = re.compile(rf"(?<![a-z]){WORDS}(?![a-z])", re.IGNORECASE)
+    assert check_wants_plan(lambda task: ascii_letters.search(task) is not None) is False
+    assert "not only a-z" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_a_to_z_letters_after_the_word_only(capsys):
+    ascii_after = re.compile(rf"(?<![^\W\d_]){WORDS}(?![a-z])", re.IGNORECASE)
+    assert check_wants_plan(lambda task: ascii_after.search(task) is not None) is False
+    assert "Thenéa" in capsys.readouterr().out
+
+
+def test_wants_plan_check_accepts_letters_tested_with_isalpha():
+    def by_hand(task: str) -> bool:
+        for match in re.finditer(WORDS, task, re.IGNORECASE):
+            before = task[match.start() - 1] if match.start() else " "
+            after = task[match.end()] if match.end() < len(task) else " "
+            if not before.isalpha() and not after.isalpha():
+                return True
+        return False
+
+    assert check_wants_plan(by_hand) is True
+
+
+def test_wants_plan_check_rejects_the_harness_rule_which_has_and_give(capsys):
+    from harness.reminder import asks_for_steps
+
+    assert check_wants_plan(lambda task: bool(asks_for_steps(task))) is False
+    assert "'and give' is not on this exercise's list" in capsys.readouterr().out
+
+
+def test_wants_plan_check_rejects_a_hyphen_between_task_and_list(capsys):
+    hyphen = re.compile(l05.PLAN_WORDS.pattern.replace(r"task\s+", r"task[\s-]+"), re.I)
+    assert check_wants_plan(lambda task: hyphen.search(task) is not None) is False
+    assert "'task-list' has a hyphen" in capsys.readouterr().out
 
 
 def test_wants_plan_check_accepts_the_reference():

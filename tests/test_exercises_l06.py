@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -56,6 +57,35 @@ def test_write_task_check_rejects_a_task_without_the_question():
         return f"Read {path} and quote the section that applies."
 
     assert check_write_task(path_only) is False
+
+
+def test_write_task_check_rejects_the_last_policy_path_of_the_search_result(capsys):
+    def last_policy(messages):
+        path = re.findall(r"docs/policies/\w+\.md", messages[-1]["content"])[-1]
+        return f"A customer asks: {messages[1]['content']}\nRead {path} and quote the rule."
+
+    assert check_write_task(last_policy) is False
+    assert "take the path of the first passage" in capsys.readouterr().out
+
+
+def test_write_task_check_rejects_the_path_of_the_last_passage(capsys):
+    def last_passage(messages):
+        heads = [line for line in messages[-1]["content"].splitlines()
+                 if re.fullmatch(r"[\w./-]+:\d+", line)]
+        return (f"A customer asks: {messages[1]['content']}\n"
+                f"Read {heads[-1].split(':')[0]} and quote the rule.")
+
+    assert check_write_task(last_passage) is False
+
+
+def test_write_task_check_rejects_a_policy_guessed_from_the_question():
+    def by_keyword(messages):
+        question = messages[1]["content"]
+        path = ("docs/policies/returns.md" if "return" in question.lower()
+                else "docs/policies/warranty.md")
+        return f"A customer asks: {question}\nRead {path} and quote the rule."
+
+    assert check_write_task(by_keyword) is False
 
 
 def test_build_subagent_request_check_accepts_the_reference():

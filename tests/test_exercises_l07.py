@@ -15,6 +15,8 @@ from exercises.l07 import (
 from solutions import l07 as solution
 from solutions.l07 import reply, save_note, warranty_plan
 
+import pytest
+
 from harness import say, tool_call
 
 
@@ -140,10 +142,85 @@ def test_fixed_script_check_rejects_a_note_saved_elsewhere():
 
     def wrong_path() -> list:
         steps = solution.fixed_script()
-        return [*steps[:5], elsewhere, *steps[6:]]
+        return [*steps[:6], elsewhere, *steps[7:]]
 
     assert run_with_panel(wrong_path())[0].outcome == "completed"
     assert check_fixed_script(wrong_path) is False
+
+
+def _read_policy() -> dict:
+    return tool_call("read_file", path="docs/policies/warranty.md")
+
+
+def test_fixed_script_check_rejects_a_script_that_never_reads_the_warranty_policy(capsys):
+    def search_only() -> list:  # the task's work for item 2 is a search AND a read
+        return [warranty_plan("in_progress", "pending", "pending"), _read_order(),
+                warranty_plan("completed", "in_progress", "pending"), _search(),
+                warranty_plan("completed", "completed", "in_progress"), save_note,
+                warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(search_only())[0].outcome == "completed"
+    assert check_fixed_script(search_only) is False
+    out = capsys.readouterr().out
+    assert "never called read_file with path 'docs/policies/warranty.md'" in out
+    assert "every call of it" in out
+
+
+def test_fixed_script_check_rejects_reading_the_policy_during_another_item(capsys):
+    def read_late() -> list:
+        return [warranty_plan("in_progress", "pending", "pending"), _read_order(),
+                warranty_plan("completed", "in_progress", "pending"), _search(),
+                warranty_plan("completed", "completed", "in_progress"), _read_policy(),
+                save_note, warranty_plan("completed", "completed", "completed"), reply]
+
+    assert run_with_panel(read_late())[0].outcome == "completed"
+    assert check_fixed_script(read_late) is False
+    assert "the item in_progress was [3], not 2" in capsys.readouterr().out
+
+
+def test_fixed_script_check_accepts_the_policy_read_before_the_search():
+    def read_first() -> list:
+        steps = solution.fixed_script()
+        return [*steps[:3], steps[4], steps[3], *steps[5:]]
+
+    assert check_fixed_script(read_first) is True
+
+
+def test_fixed_script_check_rejects_an_answer_the_stop_gate_pushed_back(capsys):
+    def answers_early() -> list:  # the broken script's two replies, with the plan between
+        steps = solution.fixed_script()
+        return [*steps[:7], reply, steps[7], reply]
+
+    assert run_with_panel(answers_early())[0].outcome == "completed"
+    assert check_fixed_script(answers_early) is False
+    assert "the stop gate pushed back an answer" in capsys.readouterr().out
+
+
+def test_fixed_script_check_rejects_a_note_that_holds_nothing_found(capsys):
+    def placeholder() -> list:
+        steps = solution.fixed_script()
+        return [*steps[:6], tool_call("write_file", path="notes/ORD-1001.md", content="TODO"),
+                *steps[7:]]
+
+    assert run_with_panel(placeholder())[0].outcome == "completed"
+    assert check_fixed_script(placeholder) is False
+    assert "says nothing of the warranty" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("cited", "hint"), [
+    ("docs/policies/warranty.md:99", "no line of the shop's files"),
+    ("docs/policies/warranty-policy.md:5", "no line of the shop's files"),
+    ("docs/policies/returns.md:23", "the warranty rules are in docs/policies/warranty.md"),
+])
+def test_fixed_script_check_rejects_a_source_that_is_not_the_policys_line(cited, hint,
+                                                                           capsys):
+    def cites_by_hand() -> list:
+        return [*solution.fixed_script()[:-1],
+                say(f"Every product has a 1-year warranty ({cited}).")]
+
+    assert run_with_panel(cites_by_hand())[0].outcome == "completed"
+    assert check_fixed_script(cites_by_hand) is False
+    assert hint in capsys.readouterr().out
 
 
 def test_tool_call_counter_check_accepts_the_reference():

@@ -10,6 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 from exercises.l08 import _token_runs, check_summarize, check_tokens_by_agent
 from solutions import l08 as solution
 
+import pytest
+
 
 def test_summarize_check_accepts_the_reference():
     assert check_summarize(solution.summarize) is True
@@ -22,6 +24,46 @@ def test_summarize_check_rejects_counting_stop_events_as_pushbacks():
         return summary
 
     assert check_summarize(stops_as_pushbacks) is False
+
+
+@pytest.mark.parametrize("stops", [
+    pytest.param(lambda n: n - 1, id="stop events less one"),
+    pytest.param(lambda n: max(n - 1, 0), id="stop events less one, at least 0"),
+])
+def test_summarize_check_rejects_counting_pushbacks_as_stop_events_less_one(stops, capsys):
+    def stops_less_one(result) -> dict:
+        answers = sum(e.type == "stop" and e.depth == 0 for e in result.events)
+        return {**solution.summarize(result), "pushbacks": stops(answers)}
+
+    assert check_summarize(stops_less_one) is False
+    assert "stop events, less one or not, are not push backs" in capsys.readouterr().out
+
+
+def test_summarize_check_rejects_counting_answers_with_open_items_as_pushbacks(capsys):
+    def open_answers(result) -> dict:  # less the last one when the run ended on it
+        answers = sum(e.type == "stop" and e.depth == 0 and bool(e.get("open_items"))
+                      for e in result.events)
+        return {**solution.summarize(result),
+                "pushbacks": answers - (result.outcome == "open_items")}
+
+    assert check_summarize(open_answers) is False
+    assert "a run whose answer was cut off" in capsys.readouterr().out
+
+
+def test_summarize_check_rejects_the_last_stop_events_pushback_count():
+    def last_stop(result) -> dict:
+        stops = [e for e in result.events if e.type == "stop" and e.depth == 0]
+        return {**solution.summarize(result),
+                "pushbacks": stops[-1].get("pushbacks", 0) if stops else 0}
+
+    assert check_summarize(last_stop) is False
+
+
+def test_summarize_check_rejects_counting_the_main_agents_requests_as_turns(capsys):
+    main_requests = _summarize_with(
+        "turns", lambda e: e.type == "model_request" and e.depth == 0)
+    assert check_summarize(main_requests) is False
+    assert "a run that compacted its history: turns should be 5" in capsys.readouterr().out
 
 
 def test_summarize_check_rejects_leaving_out_the_sub_agents_calls():
@@ -90,8 +132,10 @@ def test_tokens_by_agent_check_runs_the_shapes_its_text_promises():
     assert requests.count("main") == 8 and requests.count("main.sub1") == 2
     assert [d.child_id for d in two.delegations] == ["main.sub1", "main.sub2"]
     assert not any(e.type == "tool_call" and e.agent_id == "main.sub2" for e in two.events)
-    assert solution.tokens_by_agent(reported) == {"main": 3890, "main.sub1": 1070}
+    assert solution.tokens_by_agent(reported) == {"main": 4210, "main.sub1": 1160}
     assert reported.usage["estimated"] is False
+    assert reported.usage["total_tokens"] > (reported.usage["prompt_tokens"]
+                                             + reported.usage["completion_tokens"])
     assert list(solution.tokens_by_agent(at_once)) == ["main"]
 
 
@@ -110,6 +154,21 @@ def _tokens_where(counted, key: str = "total_tokens"):
 def test_tokens_by_agent_check_rejects_counting_only_the_main_agent(capsys):
     assert check_tokens_by_agent(_tokens_where(lambda e: e.depth == 0)) is False
     assert "only the main agent is there" in capsys.readouterr().out
+
+
+def test_tokens_by_agent_check_rejects_prompt_plus_completion_tokens(capsys):
+    def prompt_plus_completion(result) -> dict:
+        tokens: dict = {}
+        for e in result.events:
+            if e.type == "model_reply":
+                tokens[e.agent_id] = (tokens.get(e.agent_id, 0) + e.usage["prompt_tokens"]
+                                      + e.usage["completion_tokens"])
+        return tokens
+
+    assert check_tokens_by_agent(prompt_plus_completion) is False
+    out = capsys.readouterr().out
+    assert "reasoning tokens in its total" in out
+    assert "you added prompt_tokens and completion_tokens" in out
 
 
 def test_tokens_by_agent_check_rejects_prompt_tokens_only(capsys):

@@ -13,8 +13,11 @@ from exercises import l09
 from exercises.l09 import check_cancel_after, check_restock, restock_one
 from solutions import l09 as solution
 
-from harness import RunControl, tool
+import pytest
+
+from harness import RunControl, ToolResult, tool
 from harness.events import Event
+from harness.outcomes import RunOver
 
 
 def test_cancel_after_check_accepts_the_reference():
@@ -99,6 +102,70 @@ def test_cancel_after_check_rejects_a_count_shared_by_every_observer():
                     self.cancel.set()
 
     assert check_cancel_after(SharedCount) is False
+
+
+def test_cancel_after_check_rejects_raising_keyboard_interrupt(capsys):
+    class Interrupts(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished += 1
+                if self.finished >= self.n:
+                    raise KeyboardInterrupt   # the kernel's Interrupt, not the cancel event
+
+    assert check_cancel_after(Interrupts) is False
+    out = capsys.readouterr().out
+    assert "your observer raised KeyboardInterrupt" in out
+    assert "Set the cancel event you were given instead: self.cancel.set()" in out
+
+
+def test_cancel_after_check_rejects_setting_cancel_and_raising_keyboard_interrupt(capsys):
+    class Both(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished += 1
+                if self.finished >= self.n:
+                    self.cancel.set()
+                    raise KeyboardInterrupt   # on every result from the n-th on
+
+    assert check_cancel_after(Both) is False
+    assert "your observer raised KeyboardInterrupt" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("stop", "name"), [
+    pytest.param(lambda: sys.exit(1), "SystemExit", id="sys.exit"),
+    pytest.param(lambda: (_ for _ in ()).throw(RunOver("cancelled")), "RunOver", id="RunOver"),
+])
+def test_cancel_after_check_rejects_raising_to_stop_the_run(stop, name, capsys):
+    class Raises(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished += 1
+                if self.finished >= self.n:
+                    stop()
+
+    assert check_cancel_after(Raises) is False
+    out = capsys.readouterr().out
+    assert f"your observer raised {name} (with n=2)" in out and "self.cancel.set()" in out
+
+
+def test_cancel_after_check_rejects_cancelling_when_the_next_call_starts(capsys):
+    class SetsItAtTheNextCall(solution.CancelAfter):
+        def on_event(self, event: Event) -> None:
+            if event.type == "tool_result":
+                self.finished += 1
+            elif event.type == "tool_call" and self.finished >= self.n:
+                self.cancel.set()
+
+    assert check_cancel_after(SetsItAtTheNextCall) is False
+    assert "with n=5 the run ended 'completed'" in capsys.readouterr().out
+
+
+def test_cancel_after_check_rejects_an_event_of_its_own():
+    class OwnEvent(solution.CancelAfter):
+        def __init__(self, n: int, cancel: threading.Event) -> None:
+            super().__init__(n, threading.Event())
+
+    assert check_cancel_after(OwnEvent) is False
 
 
 # -- exercise 2: restock ----------------------------------------------------------------
@@ -302,7 +369,7 @@ def test_restock_check_rejects_an_end_that_does_not_say_all_were_done(capsys):
             restock_one(sku)
         return "Done."
 
-    _rejected(restock, capsys, "with no brake, your tool restocked all 8 SKUs but said 'Done.'")
+    _rejected(restock, capsys, "with no brake, your tool restocked all 5 SKUs but said 'Done.'")
 
 
 def test_restock_check_rejects_control_typed_object(capsys):
@@ -333,3 +400,42 @@ def test_restock_check_rejects_a_plain_function(capsys):
         return solution.restock.fn(skus, control)
 
     _rejected(restock, capsys, "put @tool above the def")
+
+
+def test_restock_check_rejects_a_total_written_in(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if reason := control.stop_reason():
+                return f"Stopped ({reason}) after {done} of 8 SKUs."
+            restock_one(sku)
+        return "Restocked 8 of 8 SKUs."
+
+    _rejected(restock, capsys, "your tool restocked 5 of 6 SKUs but said")
+
+
+def test_restock_check_rejects_restocking_the_checks_own_list(capsys):
+    @tool
+    def restock(skus: list[str], control: RunControl) -> str:
+        """Restock each SKU."""
+        for done, sku in enumerate(l09.SKUS):
+            if reason := control.stop_reason():
+                return f"Stopped ({reason}) after {done} of {len(skus)} SKUs."
+            restock_one(sku)
+        return f"Restocked {len(skus)} of {len(skus)} SKUs."
+
+    _rejected(restock, capsys, "restock every SKU of the call, in its order")
+
+
+def test_restock_check_accepts_a_stop_returned_as_a_failed_result():
+    @tool
+    def restock(skus: list[str], control: RunControl) -> ToolResult:
+        """Restock each SKU."""
+        for done, sku in enumerate(skus):
+            if reason := control.stop_reason():   # not done: a failure, as a stopped process
+                return ToolResult(False, f"Stopped ({reason}) after {done} of {len(skus)} SKUs.")
+            restock_one(sku)
+        return ToolResult(True, f"Restocked {len(skus)} of {len(skus)} SKUs.")
+
+    assert check_restock(restock) is True

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lessons"))
 
@@ -15,6 +16,7 @@ from exercises.l10 import SECRETS, check_report_env, check_strict_query_tool
 from solutions import l10 as solution
 
 import pytest
+from pydantic import Field
 
 from harness import CommandTool, Tool, ToolResult, Workspace, tool
 from harness.workspace.process import run_process
@@ -73,6 +75,39 @@ def test_strict_query_tool_check_rejects_a_pattern_that_lets_a_near_miss_through
 def test_strict_query_tool_check_rejects_another_tool_name(capsys):
     assert check_strict_query_tool(_query_tool(r"ORD-[0-9]{4}", name="lookup_record")) is False
     assert "name the tool 'query_record'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("pattern", [r"ORD-100[1-3]", r"ORD-1001|ORD-1002|ORD-1003",
+                                     r"ORD-1[0-9]{3}"])
+def test_strict_query_tool_check_rejects_a_pattern_of_the_ids_it_knows(pattern, capsys):
+    assert check_strict_query_tool(_query_tool(pattern)) is False
+    assert "is an order id (ORD- and four digits) and your pattern refused it" in \
+        capsys.readouterr().out
+
+
+def test_strict_query_tool_check_rejects_a_tool_function_of_its_own(capsys):
+    def own_tool(root: Path) -> Tool:
+        @tool
+        def query_record(record_id: Annotated[str, Field(pattern=r"^ORD-[0-9]{4}$")]) -> ToolResult:
+            """Print one order record as JSON."""
+            return run_process([sys.executable, "tools/query_record.py", "--id", record_id],
+                               cwd=root)
+
+        return query_record
+
+    assert check_strict_query_tool(own_tool) is False
+    assert "a @tool function of your own checks nothing of that" in capsys.readouterr().out
+
+
+def test_strict_query_tool_check_rejects_a_template_that_starts_a_shell(capsys):
+    def in_a_shell(root: Path) -> CommandTool:
+        return CommandTool("query_record", "Print one order record.",
+                           template="sh -c 'python3 tools/query_record.py --id {record_id}'",
+                           params={"record_id": "the order id"}, cwd=root,
+                           pattern=r"ORD-[0-9]{4}")
+
+    assert check_strict_query_tool(in_a_shell) is False
+    assert "your tool started a shell" in capsys.readouterr().out
 
 
 def _report_tool(run: Callable[[Path], object]) -> Callable[[Path], Tool]:
@@ -217,3 +252,10 @@ def test_report_env_check_in_the_browser_judges_the_name_and_parameters_only(mon
     monkeypatch.setattr(checks, "IN_BROWSER", True)
     assert check_report_env(_report_tool(lambda root: run_process(REPORT, cwd=root))) is True
     assert "a browser tab cannot start a program" in capsys.readouterr().out
+
+
+def test_report_env_check_rejects_a_process_that_does_not_stop_with_the_run(capsys):
+    wrong = _report_tool(lambda root: run_process(REPORT, cwd=root, env={"SHOP_REGION": "eu"}))
+    assert check_report_env(wrong) is False
+    out = capsys.readouterr().out
+    assert "its process went on" in out and "run_process(..., control=control)" in out

@@ -199,3 +199,84 @@ def test_order_tools_check_rejects_a_parameter_named_otherwise(capsys):
 def test_order_tools_check_rejects_the_two_templates_swapped():
     swapped = _tools_from("order_id", EXPORT.format("{order_id}"), LOOKUP.format("{order_id}"))
     assert check_order_tools(swapped) is False
+
+
+# -- issue 33: lines counted short, a blank line of spaces, tools that are not commands ----
+
+
+def test_cites_real_policy_check_rejects_lines_counted_with_count_newline(capsys):
+    def counted(ws, path, line):  # one short when the last line has no newline after it
+        try:
+            text = ws.read_file(path)
+        except ValueError:
+            return "names no file"
+        lines = text.split("\n")
+        if not 1 <= line <= text.count("\n") or not lines[line - 1].strip():
+            return "is past the end"
+        return None
+
+    assert check_cites_real_policy(_hook(counted)) is False
+    out = capsys.readouterr().out
+    assert "no newline after it" in out
+    assert "count('\\n') is one short" in out
+
+
+def test_cites_real_policy_check_rejects_a_line_of_spaces_taken_for_text(capsys):
+    def empty_only(ws, path, line):  # "" is blank, "  \t " is not: half the rule
+        try:
+            lines = ws.read_file(path).splitlines()
+        except ValueError:
+            return "names no file"
+        return None if 1 <= line <= len(lines) and lines[line - 1] != "" else "is no line"
+
+    assert check_cites_real_policy(_hook(empty_only)) is False
+    assert "a line of spaces only" in capsys.readouterr().out
+
+
+def test_order_tools_check_rejects_a_plain_tool_that_reads_the_record(capsys):
+    from harness import tool
+
+    def plain_lookup(root: Path):
+        @tool
+        def lookup_order(order_id: str) -> str:
+            """Print one order record as JSON."""
+            return (root / "data" / "records" / f"{order_id}.json").read_text(encoding="utf-8")
+
+        _, export = solution.order_tools(root)
+        return [lookup_order, export]
+
+    assert check_order_tools(plain_lookup) is False
+    out = capsys.readouterr().out
+    assert "lookup_order is a" in out and "not a CommandTool" in out
+
+
+def test_order_tools_check_rejects_a_plain_tool_that_writes_the_export(capsys):
+    from harness import tool
+
+    def plain_export(root: Path):
+        lookup, _ = solution.order_tools(root)
+
+        @tool(side_effects=True)
+        def export_order(order_id: str) -> str:
+            """Send one order to the warehouse."""
+            with (root / "exports.txt").open("a", encoding="utf-8") as f:
+                f.write(order_id + "\n")
+            return f"exported {order_id}"
+
+        return [lookup, export_order]
+
+    assert check_order_tools(plain_export) is False
+    assert "export_order is a" in capsys.readouterr().out
+
+
+def test_order_tools_check_accepts_a_tuple(capsys):
+    assert check_order_tools(lambda root: tuple(solution.order_tools(root))) is True
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_order_tools_check_rejects_a_third_tool():
+    def three(root: Path):
+        lookup, export = solution.order_tools(root)
+        return [lookup, export, lookup]
+
+    assert check_order_tools(three) is False

@@ -177,3 +177,37 @@ def test_replay_check_rejects_a_replay_that_stops_before_the_end(capsys):
 
     assert check_replay(short) is False
     assert "messages" in capsys.readouterr().out
+
+
+def _shared_table(copy) -> callable:
+    table = {name: {"model": model, "base_url": base_url, "needs_key": needs_key}
+             for name, (model, base_url, needs_key) in solution.PRESETS.items()}
+
+    def make_model(preset: str) -> dict:
+        try:
+            return copy(table[preset.lower()])
+        except KeyError:
+            raise ValueError(f"unknown preset; known: {', '.join(table)}") from None
+
+    return make_model, table
+
+
+def test_make_model_check_rejects_the_presets_own_dict(capsys):
+    shared, table = _shared_table(lambda entry: entry)
+    assert check_make_model(shared) is False
+    out = capsys.readouterr().out
+    assert "returns the preset's own dict" in out
+    assert "dict(PRESETS[name])" in out
+    assert table["openai"]["model"] == "gpt-4o-mini"  # the check put the table back
+
+
+def test_make_model_check_rejects_a_cached_dict():
+    import functools
+
+    cached = functools.lru_cache(maxsize=None)(solution.make_model)
+    assert check_make_model(cached) is False
+
+
+def test_make_model_check_accepts_a_copy_of_the_presets_dict():
+    copied, _ = _shared_table(dict)
+    assert check_make_model(copied) is True

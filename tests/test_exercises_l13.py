@@ -225,3 +225,66 @@ def test_last_messages_check_rejects_dropping_the_system_prompt(capsys):
 
     assert check_last_messages_fixed(NoSystem) is False
     assert "not the system prompt" in capsys.readouterr().out
+
+
+# -- user messages mid-run (issue 33): a reminder and a stop-gate push-back ---------------
+
+
+def test_keep_rounds_check_rejects_any_message_but_a_tool_result_starting_a_round(capsys):
+    class NonToolStarts(l13.KeepRounds):  # right until a user message comes mid-run
+        def before_request(self, messages):
+            found = [i for i in range(2, len(messages)) if messages[i]["role"] != "tool"]
+            if len(found) < self.rounds:
+                return messages
+            return [messages[0], messages[1], *messages[found[-self.rounds]:]]
+
+    assert check_keep_rounds(NonToolStarts) is False
+    out = capsys.readouterr().out
+    assert "a user message mid-run" in out
+    assert "reminder and a stop-gate push-back" in out
+
+
+def test_keep_rounds_check_rejects_rounds_that_start_at_a_user_message(capsys):
+    class UserStarts(l13.KeepRounds):  # a reminder taken for the start of a new round
+        def before_request(self, messages):
+            found = [i for i in range(2, len(messages))
+                     if messages[i]["role"] in ("assistant", "user")
+                     and not (messages[i]["role"] == "assistant"
+                              and i > 2 and messages[i - 1]["role"] == "user")]
+            if len(found) < self.rounds:
+                return messages
+            return [messages[0], messages[1], *messages[found[-self.rounds]:]]
+
+    assert check_keep_rounds(UserStarts) is False
+
+
+def test_keep_rounds_check_rejects_counting_only_replies_that_call_tools(capsys):
+    class CallsOnly(l13.KeepRounds):  # an answer without calls (pushed back) is a round too
+        def before_request(self, messages):
+            found = [i for i in range(2, len(messages)) if messages[i].get("tool_calls")]
+            if len(found) < self.rounds:
+                return messages
+            return [messages[0], messages[1], *messages[found[-self.rounds]:]]
+
+    assert check_keep_rounds(CallsOnly) is False
+
+
+def test_last_messages_check_rejects_moving_a_cut_on_a_user_message_back(capsys):
+    class BackToAssistant(l13.LastMessagesFixed):  # moves back over a reminder too
+        def before_request(self, messages):
+            start = max(2, len(messages) - self.keep)
+            while start > 2 and messages[start]["role"] != "assistant":
+                start -= 1
+            return [*messages[:2], *messages[start:]]
+
+    assert check_last_messages_fixed(BackToAssistant) is False
+    assert "a cut on a user message" in capsys.readouterr().out
+
+
+def test_the_gated_run_has_a_reminder_and_a_push_back_mid_run():
+    from exercises.l13 import gated_run
+
+    result, _ = gated_run()
+    kinds = [e.type for e in result.events]
+    assert "reminder" in kinds and "stop_gate" in kinds
+    assert result.outcome == "completed"

@@ -44,6 +44,12 @@ def test_shop_permissions_accepts_the_reference(capsys):
     (lambda approve: Permissions(SHOP, approve=lambda name, args: approve(name, {})),
      "the call's own arguments"),
     (lambda approve: dict(SHOP), "return a harness Permissions"),
+    (lambda approve: Permissions(SHOP, approve=lambda name, args: bool(approve(name, args))),
+     "only True approves"),
+    (lambda approve: Permissions(SHOP, approve=lambda name, args: approve(name, args) == True),  # noqa: E712
+     "only True approves"),
+    (lambda approve: Permissions(SHOP, approve=lambda name, args: not not approve(name, args)),
+     "only True approves"),
 ])
 def test_shop_permissions_rejects_mistakes(capsys, wrong, hint):
     pytest.importorskip("mcp")
@@ -145,3 +151,20 @@ def test_shop_permissions_in_the_browser_checks_the_table_and_says_what_it_skipp
     assert not check.check_shop_permissions(
         lambda approve: Permissions(SHOP, default="allow", approve=approve))
     assert "must be denied" in capsys.readouterr().out
+
+
+def test_result_text_rejects_comparing_the_json_as_a_string(capsys):
+    import json
+
+    def as_string(result):  # the same JSON laid out otherwise is taken for new content
+        ok, _ = l14.result_text(result)
+        texts = [b["text"] for b in result.get("content", []) if b["type"] == "text"]
+        parts = [b["text"] if b["type"] == "text" else f"[{b['type']}: {b.get('mimeType')}]"
+                 for b in result.get("content", [])]
+        said = result.get("structuredContent")
+        if said is not None and json.dumps(said) not in texts:
+            parts.append(json.dumps(said))
+        return ok, "\n".join(parts)
+
+    assert not check_result_text(as_string)
+    assert "however it is laid out" in capsys.readouterr().out

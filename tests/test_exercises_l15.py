@@ -101,6 +101,23 @@ def returns_nothing(agent, path, person):
     l15.settle(agent, path, person)
 
 
+def two_resumes(agent, path, person):  # the check's two pauses, hard-coded
+    result = RunResult.load(path)
+    for _ in range(2):
+        result = agent.resume(result, approvals={c["id"]: person(c) for c in result.pending})
+        result.save(path)
+    return result
+
+
+def resumes_before_it_looks(agent, path, person):  # resume first, then ask if it still waits
+    result = RunResult.load(path)
+    while True:
+        result = agent.resume(result, approvals={c["id"]: person(c) for c in result.pending})
+        result.save(path)
+        if result.outcome != "awaiting_approval":
+            return result
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (approve_all, "the person said no to the 120 EUR refund of ORD-1003, and it ran"),
     (first_answer_for_all, "the person said no to the 120 EUR refund of ORD-1003, and it ran"),
@@ -111,6 +128,8 @@ def returns_nothing(agent, path, person):
     (only_the_yeses, "raised ValueError: no answer for"),
     (asks_about_the_arguments, "ask about each waiting call itself"),
     (returns_nothing, "settle returned NoneType"),
+    (two_resumes, "however many pauses it makes"),
+    (resumes_before_it_looks, "a run that waits for nothing"),
 ])
 def test_settle_rejects_mistakes(capsys, wrong, hint):
     assert not check_settle(wrong)

@@ -243,7 +243,34 @@ def test_the_lesson_quotes_the_articles_rules_word_for_word(quote):
 
 def test_the_exercises_say_how_many_cases_their_checks_try():
     text = " ".join(lesson_text().split())
-    words = {"ten": 10, "eleven": 11, "twelve": 12}
+    words = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14}
     batches = re.search(r"The check hands your function (\w+) batches", text).group(1)
     answers = re.search(r"The scripted model gives (\w+) answers", text).group(1)
     assert (words[batches], words[answers]) == (len(BATCHES), len(ANSWERS))
+
+
+# -- issue 33: a rule half applied, an order the check's data never had -----------------------
+
+
+def last_cited_only(cited, batch):  # checks the last cited record, counts every item
+    records = {r.id: r for r in batch}
+    undone = {r.undoes for r in batch if r.action == "undo" and r.ok}
+    last = cited[-1] if cited else None
+    if last is None or last not in records or not records[last].ok or last in undone:
+        return "refused"
+    items = {records[i].item for i in cited if i in records}
+    return "rule" if len(items) >= 2 else "one-off"
+
+
+def test_kind_for_check_rejects_checking_only_the_last_cited_record(capsys):
+    assert check_kind_for(last_cited_only) is False
+    assert "check every cited record, not only the last one" in capsys.readouterr().out
+
+
+def sorted_claims(found, calls):  # the right claims, in alphabetical order
+    return sorted(l16.unsupported(found, calls))
+
+
+def test_unsupported_check_rejects_claims_in_another_order(capsys):
+    assert check_unsupported(sorted_claims) is False
+    assert "in the answer's order" in capsys.readouterr().out

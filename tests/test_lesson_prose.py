@@ -107,15 +107,6 @@ def test_l10_the_cap_the_text_states_is_the_length_the_model_got():
     assert int(got.group(1).replace(",", "")) == cap
 
 
-def test_l12_the_line_counts_printed_are_the_package_as_committed():
-    out = Lesson("12").output("package = Path(harness.__file__).parent")
-    printed = dict(re.findall(r"^(\S+\.py)\s+(\d+) lines", out, flags=re.M))
-    package = ROOT / "harness"
-    actual = {p.name: str(p.read_text(encoding="utf-8").count("\n"))
-              for p in package.glob("*.py")}
-    assert printed == actual, "re-execute lesson 12 (scripts/execute_notebooks.py)"
-
-
 def test_l12_the_usage_the_text_explains_is_the_usage_printed():
     l12 = Lesson("12")
     total, prompt, completion, reasoning = said(

@@ -88,3 +88,11 @@ def test_the_terminal_run_turns_it_on_and_the_demo_does_not(tmp_path):
     workspace = Workspace.sample()
     assert cli._agent(ScriptedModel([]), workspace, full=True).plan_from_words
     assert not cli._agent(ScriptedModel([]), workspace, full=False).plan_from_words
+
+
+@pytest.mark.parametrize("task, asks", [
+    ("método", False), ("Thenéa lists", False), ("éthen", False), ("Mastodon", False),
+    ("todo_list", True), ("todo1", True), ("2then", True), ("写一个todo列表", True)])
+def test_a_step_word_has_no_letter_of_an_alphabet_right_before_or_after(task, asks):
+    """Issue 33: the rule says "no letter", and é is a letter (\\b and [a-z] both got it wrong)."""
+    assert asks_for_steps(task) is asks

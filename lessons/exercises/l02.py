@@ -71,6 +71,11 @@ def check_convert_temperature(convert_temperature: Any) -> str:
                                  "(a float)") from None
         assert abs(value - want) < 0.01, (
             f"{c1 if call_id == 't1' else c2} °C came back as {value}; expected {want:.2f}")
+    returned = convert_temperature.fn(celsius=c1, to="fahrenheit")
+    assert isinstance(returned, float), (
+        f"convert_temperature(celsius={c1}, to='fahrenheit') returned {returned!r}, a "
+        f"{type(returned).__name__}; return the number itself, a float (the harness turns it "
+        "into the text the model reads)")
     for call_id, what in (("t3", "a text for celsius"), ("t4", "the unit 'rankine'")):
         assert answers[call_id].startswith("Error"), (
             f"a call with {what} was not refused: {answers[call_id]!r}")
@@ -85,9 +90,26 @@ def _refuses(confine: Callable, root: Path, path: str) -> bool:
     return False
 
 
+def _roots(base: Path, root: Path, links: bool) -> list[tuple[Path, str]]:
+    """The root as the check hands it over: as made, through a symlink, and relative."""
+    roots = [(root, "")]
+    if links:
+        os.symlink(root, base / "ws-link", target_is_directory=True)
+        roots.append((base / "ws-link", " (root was given as a symlink to the folder: resolve "
+                                        "the root too, and compare real paths)"))
+    try:
+        relative = Path(os.path.relpath(root))
+    except ValueError:  # another drive (Windows): no relative path to it
+        return roots
+    roots.append((relative, f" (root was given as the relative path {relative.as_posix()!r}: "
+                            "resolve the root too, and compare real paths)"))
+    return roots
+
+
 @check
 def check_confine(confine: Callable) -> str:
-    """Judge ``confine(root, path) -> Path`` on a real folder with symlinks in and out."""
+    """Judge ``confine(root, path) -> Path`` on a real folder with symlinks in and out; the
+    root is given as it is, through a symlink, and as a relative path."""
     with tempfile.TemporaryDirectory() as base:
         base = Path(base)
         root, outside, evil = base / "ws", base / "outside", base / "ws-evil"
@@ -104,26 +126,39 @@ def check_confine(confine: Callable) -> str:
         else:
             links = True
         real = root.resolve()
+        for given, how in _roots(base, root, links):
+            _judge(confine, given, how, real, outside, links)
+    return ("normal paths resolve inside the root, however the root is given; '..', "
+            "absolute paths and symlinks out are refused")
 
-        for path, want in (("notes/a.md", real / "notes" / "a.md"),
-                           ("notes/new.md", real / "notes" / "new.md"),
-                           ("notes/../notes/a.md", real / "notes" / "a.md"),
-                           ("./notes//a.md", real / "notes" / "a.md"),
-                           *((("shortcut/a.md", real / "notes" / "a.md"),
-                              ("shortcut/new.md", real / "notes" / "new.md")) if links else ())):
+
+def _judge(confine: Callable, root: Path, how: str, real: Path, outside: Path,
+           links: bool) -> None:
+    for path, want in (("notes/a.md", real / "notes" / "a.md"),
+                       ("notes/new.md", real / "notes" / "new.md"),
+                       ("notes/2024/new.md", real / "notes" / "2024" / "new.md"),
+                       ("notes/../notes/a.md", real / "notes" / "a.md"),
+                       ("./notes//a.md", real / "notes" / "a.md"),
+                       *((("shortcut/a.md", real / "notes" / "a.md"),
+                          ("shortcut/new.md", real / "notes" / "new.md")) if links else ())):
+        try:
             got = confine(root, path)
-            assert isinstance(got, (str, Path)) and Path(got) == want, (
-                f"confine(root, {path!r}) returned {got!r}; expected the real path "
-                f"{want} (root/{want.relative_to(real).as_posix()}): return the resolved "
-                "path you checked, not the path joined to the root")
-        for path, why in (("../outside/secret.txt", "'..' climbs out of the root"),
-                          ("notes/../../outside/secret.txt", "'..' climbs out of the root"),
-                          (str(outside / "secret.txt"), "an absolute path leads outside"),
-                          ("../ws-evil/secret.txt", "ws-evil only starts with the root's "
-                           "name; compare paths, not strings"),
-                          *((("way_out/secret.txt", "way_out is a symlink to a folder "
-                              "outside; resolve the path before you compare"),) if links
-                            else ())):
-            assert _refuses(confine, root, path), (
-                f"confine(root, {path!r}) was allowed, but {why}; raise ValueError")
-    return "normal paths resolve inside the root; '..', absolute paths and symlinks out are refused"
+        except (ValueError, OSError) as exc:
+            missing = " (a file about to be written need not exist, nor its folder)" if (
+                isinstance(exc, FileNotFoundError) or not (root / path).parent.exists()) else ""
+            raise AssertionError(f"confine(root, {path!r}) raised {type(exc).__name__}({exc}), "
+                                 f"but that path is inside the root{missing or how}") from None
+        assert isinstance(got, (str, Path)) and Path(got) == want, (
+            f"confine(root, {path!r}) returned {got!r}; expected the real path "
+            f"{want} (root/{want.relative_to(real).as_posix()}): return the resolved "
+            f"path you checked, not the path joined to the root{how}")
+    for path, why in (("../outside/secret.txt", "'..' climbs out of the root"),
+                      ("notes/../../outside/secret.txt", "'..' climbs out of the root"),
+                      (str(outside / "secret.txt"), "an absolute path leads outside"),
+                      ("../ws-evil/secret.txt", "ws-evil only starts with the root's "
+                       "name; compare paths, not strings"),
+                      *((("way_out/secret.txt", "way_out is a symlink to a folder "
+                          "outside; resolve the path before you compare"),) if links
+                        else ())):
+        assert _refuses(confine, root, path), (
+            f"confine(root, {path!r}) was allowed, but {why}; raise ValueError{how}")

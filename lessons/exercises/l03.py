@@ -7,6 +7,7 @@ happened on disk and in the transcript.
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from collections.abc import Callable
 
@@ -57,6 +58,45 @@ def _draft_tool(ws: Workspace) -> Tool:
     return save_draft
 
 
+def _more_writers(ws: Workspace) -> list[Tool]:
+    """Two more writing tools, each naming its path argument its own way: a hook that
+    lists the writers it knows by name, or reads one argument name, misses one."""
+
+    @tool(writes="target")
+    def store_summary(target: str, body: str) -> str:
+        """Store a summary as a file in the workspace.
+
+        Args:
+            target: file path relative to the workspace root.
+            body: the summary.
+        """
+        return ws.write_file(target, body)
+
+    @tool(writes="dest")
+    def file_note(dest: str, body: str) -> str:
+        """File a note in the workspace.
+
+        Args:
+            dest: file path relative to the workspace root.
+            body: the note.
+        """
+        return ws.write_file(dest, body)
+
+    return [store_summary, file_note]
+
+
+def _writer_cases(writer: Tool) -> list[tuple[str, dict, bool, str]]:
+    """A write inside notes/ and one outside, with ``writer``."""
+    inside, outside = "notes/filed.md", "docs/filed.md"
+    return [(f"{writer.name} {inside}", tool_call(writer.name, **{writer.writes: inside,
+                                                                  "body": "kept\n"}), True, ""),
+            (f"{writer.name} {outside}", tool_call(writer.name, **{writer.writes: outside,
+                                                                   "body": "x"}), False,
+             f". {writer.name} writes a path too, in its argument {writer.writes!r}: a hook "
+             "that names the writers it knows, or reads one argument name, misses it; "
+             "event.get('writes') finds it")]
+
+
 NOTES_CASES = [  # (label, call, allowed, the hint if it ran anyway)
     ("write_file notes/summary.md",
      tool_call("write_file", path="notes/summary.md", content="Returns: 30 days.\n"), True, ""),
@@ -105,9 +145,11 @@ def check_notes_only(notes_only: Callable) -> str:
         before = {p: ws.read_file(p) for p in ("README.md", "docs/policies/returns.md")}
         hooks = Hooks()
         hooks.on("tool_call", notes_only)
-        outputs = _run(ws, [call for _, call, _, _ in NOTES_CASES],
-                       [*ws.tools, _draft_tool(ws)], hooks=hooks)
-        for (label, _, allowed, hint), (ran, output) in zip(NOTES_CASES, outputs, strict=True):
+        writers = _more_writers(ws)
+        cases = [*NOTES_CASES, *(case for w in writers for case in _writer_cases(w))]
+        outputs = _run(ws, [call for _, call, _, _ in cases],
+                       [*ws.tools, _draft_tool(ws), *writers], hooks=hooks)
+        for (label, _, allowed, hint), (ran, output) in zip(cases, outputs, strict=True):
             if output.startswith(FAILED_HOOK):
                 raise AssertionError(f"your hook raised on {label}: {output}")
             if allowed and not ran:
@@ -123,7 +165,11 @@ def check_notes_only(notes_only: Callable) -> str:
         if ws.read_file("notes/summary.md") != "Returns: thirty days.\n":
             raise AssertionError("notes/summary.md does not hold the written and edited text")
         after = {p: ws.read_file(p) for p in before}
-        if after != before or ws.list_files("drafts/*") != "No files match 'drafts/*'.":
+        if ws.read_file("notes/filed.md") != "kept\n":
+            raise AssertionError("notes/filed.md, written with "
+                                 f"{' and '.join(w.name for w in writers)}, is not there")
+        if after != before or ws.list_files("drafts/*") != "No files match 'drafts/*'." or \
+                ws.list_files("docs/filed.md") != "No files match 'docs/filed.md'.":
             raise AssertionError("a file outside notes/ was changed")
     return ("writes and edits inside notes/ ran, with every tool that writes; docs/, the "
             "root, notes/../, notes_backup/ and drafts/ were blocked; reads were left alone.")
@@ -142,6 +188,8 @@ def _approves(perms: Permissions, tool_name: str, path: str) -> object:
 def check_research_permissions(research_permissions: Callable[[], Permissions]) -> str:
     """Your table: reads allowed, writes asked (yes only in notes/), everything else denied."""
     perms = research_permissions()
+    note = f"notes/{secrets.token_hex(3)}.md"  # drawn now: an approver must read the path
+    dot = f"./notes/{secrets.token_hex(3)}.md"
     if not isinstance(perms, Permissions):  # a hint for the learner, so AssertionError
         raise AssertionError(
             f"research_permissions() returned {type(perms).__name__}, not a Permissions table")
@@ -153,10 +201,10 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
     if perms.approve is None:
         raise AssertionError("there is no approver, so every 'ask' is denied: pass approve=...")
     for name in ("write_file", "edit_file"):
-        said = _approves(perms, name, "notes/summary.md")
+        said = _approves(perms, name, note)
         if said is not True:
             raise AssertionError(
-                f"your approver returned {said!r} for {name} notes/summary.md. Only True "
+                f"your approver returned {said!r} for {name} {note}. Only True "
                 "approves: the harness treats anything else ('yes', 1, None) as a no, so a "
                 "truthy answer can never approve by accident. Return True or False")
     with tempfile.TemporaryDirectory() as tmp:
@@ -164,9 +212,9 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
         pricing, src_files = ws.read_file("src/pricing.py"), ws.list_files("src/**/*.*")
         cases = [
             ("read docs/faq.md", tool_call("read_file", path="docs/faq.md"), True),
-            ("write notes/summary.md", tool_call("write_file", path="notes/summary.md",
+            (f"write {note}", tool_call("write_file", path=note,
                                                  content="Returns: 30 days unopened.\n"), True),
-            ("edit notes/summary.md", tool_call("edit_file", path="notes/summary.md",
+            (f"edit {note}", tool_call("edit_file", path=note,
                                                 old="30 days", new="thirty days"), True),
             ("write src/pricing.py", tool_call("write_file", path="src/pricing.py",
                                                content="x"), False),
@@ -178,7 +226,7 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
                                                   content="x"), False),
             ("write src/notes/x.md", tool_call("write_file", path="src/notes/x.md",
                                                content="x"), False),
-            ("write ./notes/dot.md", tool_call("write_file", path="./notes/dot.md",
+            (f"write {dot}", tool_call("write_file", path=dot,
                                                content="x"), True),
             ("run the shell", tool_call("run_shell", command="echo hello"), False),
         ]
@@ -194,8 +242,8 @@ def check_research_permissions(research_permissions: Callable[[], Permissions]) 
                 hint = next((h for k, h in hint.items() if k in label), "")
                 raise AssertionError(f"{label}: should be refused, but it ran ({output!r})"
                                      f"{hint}")
-        if ws.read_file("notes/summary.md") != "Returns: thirty days unopened.\n":
-            raise AssertionError("notes/summary.md does not hold the written and edited text")
+        if ws.read_file(note) != "Returns: thirty days unopened.\n":
+            raise AssertionError(f"{note} does not hold the written and edited text")
         if ws.read_file("src/pricing.py") != pricing or ws.list_files("src/**/*.*") != \
                 src_files:
             raise AssertionError("a file under src/ was changed")

@@ -33,13 +33,15 @@ REFUSED = {  # label -> an update that breaks one rule
     "todos is None": None,
     "one item, not in a list": {"content": "Reply", "status": "pending"},
     "a string, not a list": "Look up the order",
-    "a tuple, not a list": (OK,),
     "items that are strings, not dicts": ["Look up the order", "Find the policy"],
     "21 items": [{"content": f"step {i}", "status": "pending"} for i in range(21)],
     "blank content in the second item": [OK, {"content": "   ", "status": "pending"}],
+    "content of tabs and line breaks only": [OK, {"content": "\t\n", "status": "pending"}],
     "content that is not a string": [OK, {"content": 42, "status": "pending"}],
     "an unknown status in the second item": [OK, {"content": "Reply", "status": "done"}],
     "a status in capitals": [OK, {"content": "Reply", "status": "Completed"}],
+    "an empty status": [OK, {"content": "Reply", "status": ""}],
+    "a status that is part of one": [OK, {"content": "Reply", "status": "progress"}],
     "two items in_progress": [OK, {"content": "Find the policy", "status": "in_progress"},
                               {"content": "Draft the reply", "status": "in_progress"}],
     "an unknown field": [OK, {"content": "Reply", "status": "pending", "priority": "high"}],
@@ -58,30 +60,50 @@ def _short(plan: object) -> str:
     return f"{len(plan)} items: {head}{', ...' if len(plan) > 2 else ''}"
 
 
+# Checked last: a tuple never comes from the model's JSON, so accepting one is a smaller
+# slip than any rule above, and its message must not hide theirs.
+NOT_A_LIST = ("a tuple, not a list", (OK,))
+
+
+def _refuses(update_plan: Callable, label: str, items: object) -> None:
+    """Raise AssertionError unless update_plan refuses ``items`` with the plan untouched."""
+    plan = copy.deepcopy(BASE)
+    try:
+        update_plan(plan, copy.deepcopy(items))
+    except NotImplementedError:
+        raise
+    except ValueError:
+        pass
+    except Exception as exc:
+        raise AssertionError(f"{label}: your function raised {type(exc).__name__} ({exc}); "
+                             "raise ValueError with the reason instead") from None
+    else:
+        raise AssertionError(f"{label}: update_plan accepted it; it must raise ValueError")
+    if plan != BASE:
+        raise AssertionError(f"{label}: the update was refused, but the plan changed (it "
+                             f"held {_short(BASE)}; now {_short(plan)}). Check every "
+                             "rule before you change anything.")
+
+
 @check
 def check_update_plan(update_plan: Callable) -> str:
     """Every refused update leaves the plan as it was; a valid one replaces it exactly."""
     for label, items in REFUSED.items():
-        plan = copy.deepcopy(BASE)
-        try:
-            update_plan(plan, copy.deepcopy(items))
-        except NotImplementedError:
-            raise
-        except ValueError:
-            pass
-        except Exception as exc:
-            raise AssertionError(f"{label}: your function raised {type(exc).__name__} ({exc}); "
-                                 "raise ValueError with the reason instead") from None
-        else:
-            raise AssertionError(f"{label}: update_plan accepted it; it must raise ValueError")
-        if plan != BASE:
-            raise AssertionError(f"{label}: the update was refused, but the plan changed (it "
-                                 f"held {_short(BASE)}; now {_short(plan)}). Check every "
-                                 "rule before you change anything.")
+        _refuses(update_plan, label, items)
     plan = copy.deepcopy(BASE)
     new = [{"content": "Find the policy", "status": "completed"},
-           {"content": "Send the reply", "status": "in_progress"}]
-    returned = update_plan(plan, new)
+           {"content": "Send the reply ", "status": "in_progress"}]
+    try:
+        returned = update_plan(plan, new)
+    except ValueError as exc:
+        raise AssertionError(f"a valid update was refused ({exc}): {_short(new)} breaks no "
+                             "rule (content that is not blank may have spaces around it)"
+                             ) from None
+    if plan != new and [i.get("content") for i in plan if isinstance(i, dict)] == \
+            [i["content"].strip() for i in new]:
+        raise AssertionError("a valid update was stored with its content trimmed "
+                             f"({plan[-1].get('content')!r} for {new[-1]['content']!r}): strip "
+                             "only to test for blank content, and store the items as sent")
     if plan != new:
         raise AssertionError(f"a valid update should replace the plan in place: it holds "
                              f"{_short(plan)}")
@@ -111,7 +133,14 @@ def check_update_plan(update_plan: Callable) -> str:
     if plan != TWENTY:
         raise AssertionError(f"a valid plan of 20 items should replace the plan; it holds "
                              f"{_short(plan)}")
-    return (f"{len(REFUSED)} bad updates were refused with the plan untouched; "
+    label, items = NOT_A_LIST
+    try:
+        _refuses(update_plan, label, items)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}. Every other rule holds; the last one says new_items is "
+                             "a list (a JSON array arrives as one): test isinstance(new_items, "
+                             "list)") from None
+    return (f"{len(REFUSED) + 1} bad updates were refused with the plan untouched; "
             "valid ones replaced it.")
 
 

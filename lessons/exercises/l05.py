@@ -23,6 +23,8 @@ SEQUENCES = [  # (what it shows, after, rounds, the rounds (1-based) after which
     ("an update among other tools counts", 3,
      [STALE, STALE, (["read_file", "todo_write"], True), STALE, STALE], []),
     ("after=2", 2, [STALE, STALE, STALE, UPDATED, STALE, STALE], [2, 6]),
+    ("after=1", 1, [STALE, UPDATED, STALE, STALE], [1, 3, 4]),
+    ("no after given: the default is 3", None, [STALE] * 4, [3]),
 ]
 
 
@@ -30,7 +32,8 @@ SEQUENCES = [  # (what it shows, after, rounds, the rounds (1-based) after which
 def check_plan_reminder(reminder_class: Callable) -> str:
     """Your class fires exactly after the N-th stale round, resets, and ignores refusals."""
     for label, after, rounds, expected in SEQUENCES:
-        reminder = reminder_class(after=after)
+        reminder = reminder_class() if after is None else reminder_class(after=after)
+        after = 3 if after is None else after
         fired = []
         for n, (tools, updated) in enumerate(rounds, 1):
             text = reminder.after_round(list(tools), updated)
@@ -120,6 +123,24 @@ PLAN_TASKS = [  # (task, does it ask for steps?, why, for a wrong answer)
      "'then' inside 'Athens' is not the word then: match whole words only"),
     ("Ada read the policy and summarized it.", False,
      "'summarized' is not 'summarize': match whole words only"),
+    ("Compare the two policies and give Ada the answer.", False,
+     "'and give' is not on this exercise's list: write the rule it states, not asks_for_steps"),
+    ("Update the task-list page.", False,
+     "'task-list' has a hyphen: the two-word ones are separated by white space"),
+    ("Open notes/todo_list.md and add the claims.", True,
+     "'_' is not a letter, so 'todo' in 'todo_list' is a whole word by the rule (\\b treats "
+     "'_' as part of a word: test for a letter, [^\\W\\d_], instead)"),
+    ("Check todo1 in the tracker.", True,
+     "a digit is not a letter, so 'todo' in 'todo1' is a whole word by the rule (\\b treats "
+     "digits as part of a word: test for a letter, [^\\W\\d_], instead)"),
+    ("Step 1: read the policy. Step 2then: write the note.", True,
+     "a digit is not a letter, so 'then' in '2then' is a whole word by the rule"),
+    ("Translate the método section of the FAQ.", False,
+     "'é' is a letter too, so 'todo' inside 'método' is not a whole word: a letter is any "
+     "letter, not only a-z ([^\\W\\d_] in a regex, or str.isalpha())"),
+    ("Quote the warranty of the Thenéa speaker.", False,
+     "'é' is a letter too, so 'Then' in 'Thenéa' is not a whole word: a letter is any "
+     "letter, not only a-z ([^\\W\\d_] in a regex, or str.isalpha())"),
 ]
 
 

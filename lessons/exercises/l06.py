@@ -3,7 +3,8 @@
 The scripts here serve a parent and a sub-agent from one `ScriptedModel`, so every step
 is one function that first asks who is calling: a request whose first message is the
 sub-agent prompt comes from the sub-agent. `check_write_task` makes up its customers
-(order ids, items) each time it runs, and asks about two different policies.
+(order ids, items) each time it runs, and asks about two different policies; each search
+result holds passages of several files, the best one first.
 """
 
 from __future__ import annotations
@@ -28,20 +29,27 @@ CUSTOMERS = ("Ada Example", "Ben Sample", "Cleo Demo", "Dev Trial", "Eli Placeho
 
 
 def _scenarios(ws: Workspace) -> list[dict]:
-    """Two customers made up now, each with an order record in ``ws``: (question, the
-    parent's search, the policy it finds, the order, its item, the section that fits)."""
+    """Three customers made up now, each with an order record in ``ws``: (question, the
+    parent's search, the policy its first passage is in, the order, its item, the section
+    that fits). Each search result holds passages of several files, the best one first."""
     rng = random.SystemRandom()
-    ids = [f"ORD-{n}" for n in rng.sample(range(4000, 9999), 2)]
+    ids = [f"ORD-{n}" for n in rng.sample(range(4000, 9999), 3)]
     found = [
         {"question": f"Order {ids[0]}: I opened them and they work fine, but I do not like "
                      "the fit. Can I return them?",
-         "search": "return opened headphones that work", "policy": "docs/policies/returns.md",
-         "order": ids[0], "item": rng.choice(IN_EAR),
+         "search": "can I return opened headphones that work fine or warranty", "results": 4,
+         "policy": "docs/policies/returns.md", "order": ids[0], "item": rng.choice(IN_EAR),
          "section": "Hygiene rule for in-ear headphones"},
         {"question": f"Order {ids[1]}: a hinge broke after two months of normal use. "
                      "Is that covered?",
-         "search": "broken hinge warranty", "policy": "docs/policies/warranty.md",
-         "order": ids[1], "item": rng.choice(OVER_EAR), "section": "What the warranty covers"},
+         "search": "broken hinge warranty covered returns", "results": 3,
+         "policy": "docs/policies/warranty.md", "order": ids[1], "item": rng.choice(OVER_EAR),
+         "section": "What the warranty covers"},
+        {"question": f"Order {ids[2]}: the left earbud went silent after a month. Can I "
+                     "return it?",
+         "search": "dead driver defect return or warranty", "results": 3,
+         "policy": "docs/policies/warranty.md", "order": ids[2], "item": rng.choice(IN_EAR),
+         "section": "What the warranty covers"},
     ]
     for case in found:
         record = {"id": case["order"], "customer": rng.choice(CUSTOMERS), "item": case["item"],
@@ -101,7 +109,8 @@ def _scripted_parent(case: dict, write_task: Callable[[list[dict]], str], box: d
     def parent(messages: list[dict]) -> dict:
         turn = sum(m["role"] == "assistant" for m in messages)
         if turn == 0:
-            return tool_call("search_docs", query=case["search"], max_results=2, id="call_1")
+            return tool_call("search_docs", query=case["search"], max_results=case["results"],
+                             id="call_1")
         if turn == 1:
             box["messages"] = copy.deepcopy(messages)
             try:
@@ -154,10 +163,15 @@ def _judge_delegation(case: dict, task: object, result: RunResult, parent: list[
     assert reads, (asked + "the sub-agent found no file path in your task, so it read "
                    "nothing. It cannot see the parent's search result: put the path in the "
                    "task.")
+    heads = [line.strip().split(":")[0] for line in parent[-1]["content"].splitlines()
+             if re.fullmatch(r"[\w./-]+:\d+", line.strip())] if parent else []
+    later = reads[0] in heads[1:] and reads[0] != case["policy"]
     assert reads[0] == case["policy"], (
-        asked + f"the sub-agent read {reads[0]!r}, but the parent's search found "
-        f"{case['policy']!r}: take the path from the search result in messages, not from "
-        "an earlier run")
+        asked + f"the sub-agent read {reads[0]!r}, but the search's best passage, the first "
+        f"one, is in {case['policy']!r}: "
+        + ("the result lists passages of several files, best first: take the path of the "
+           "first passage (its first line), not a later one" if later else
+           "take the path from the search result in messages, not from an earlier run"))
     record = f"data/records/{case['order']}.json"
     assert len(reads) == 2, (asked + "the sub-agent read the policy but not the order: it "
                              "cannot see the customer's question, so it does not know the "
@@ -172,8 +186,8 @@ def _judge_delegation(case: dict, task: object, result: RunResult, parent: list[
 
 @check
 def check_write_task(write_task: Callable[[list[dict]], str]) -> str:
-    """Two customers made up now: for each, a parent searches, then delegates with your task
-    text; judge what the sub-agent could do with it."""
+    """Three customers made up now: for each, a parent searches, then delegates with your
+    task text; judge what the sub-agent could do with it."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(tmp)
         for case in _scenarios(ws):
@@ -185,7 +199,7 @@ def check_write_task(write_task: Callable[[list[dict]], str]) -> str:
             if "error" in box:
                 raise box["error"]
             _judge_delegation(case, box.get("task"), result, box.get("messages") or [])
-    return ("for two customers made up just now, the sub-agent read the policy the search "
+    return ("for three customers made up just now, the sub-agent read the policy the search "
             "found and the customer's order, from your task text alone, and quoted the "
             "section that fits the item.")
 

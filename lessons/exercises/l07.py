@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from course import check
-from exercises.plan_progress import check_plan_moved_with_the_work
+from exercises.plan_progress import check_plan_moved_with_the_work, plan_at_work
 
 from harness import (
     Agent,
@@ -34,12 +34,15 @@ WARRANTY_TASK = ("Ada Example (order ORD-1001) asks how long her warranty lasts 
                  "notes/ORD-1001.md, and answer with sources.")
 ITEM = re.compile(r"^  (\[.\]) (.+)$")  # a plan line of panel.text()
 CITATION = re.compile(r"[\w./-]+\.md:\d+")  # a source, as search_docs gives it: path:line
-WARRANTY_WORK = [  # the work of each plan item, in order: (what it does, [(tool, path)])
+WARRANTY_WORK = [  # the work of each plan item, in order: (what it does, [(tool, path)]);
+    # every call of an item is its work (a path of None: any arguments)
     ("look up the order", [("read_file", "data/records/ORD-1001.json")]),
     ("find the warranty rules", [("search_docs", None),
                                  ("read_file", "docs/policies/warranty.md")]),
     ("save the note", [("write_file", "notes/ORD-1001.md")]),
 ]
+POLICY = "docs/policies/warranty.md"  # the source the answer must cite
+NOTE = "notes/ORD-1001.md"  # where the note goes
 
 
 def run_with_panel(steps: list, task: str = WARRANTY_TASK) -> tuple[RunResult, PanelState]:
@@ -87,13 +90,70 @@ def check_fixed_script(fixed_script: Callable[[], list]) -> str:
     if failed:
         raise AssertionError(f"the call to {failed[0].tool_name} failed ({failed[0].output}); "
                              "every step of the work should succeed")
+    pushed = [e for e in result.events if e.type == "stop_gate"]
+    if pushed:
+        raise AssertionError(f"the stop gate pushed back an answer: the model answered while "
+                             f"{len(pushed[0].open_items)} plan item(s) were open. Mark every "
+                             "item completed with todo_write before the model answers: one "
+                             "answer, at the end")
     check_plan_moved_with_the_work(result.events, WARRANTY_WORK)
-    if not CITATION.search(result.final or ""):
-        raise AssertionError(f"the final answer cites no source: {result.final!r}. The task "
-                             "says \"answer with sources\": end with reply, which quotes the "
-                             "policy with its path:line")
+    _check_all_the_work(result.events)
+    _check_note(result.events)
+    _check_sources(result.final or "")
     return ("each item was in_progress while its work ran, every plan update was accepted, "
             "the answer cites its source, and the panel shows 3/3 done, every item [x].")
+
+
+def _check_all_the_work(events: list[Event]) -> None:
+    """Every call of each item's work made, while that item (and no other) was in_progress."""
+    for i, (what, calls) in enumerate(WARRANTY_WORK):
+        found = plan_at_work(events, [(what, [one]) for one in calls])
+        for (name, path), (event, plan) in zip(calls, found, strict=True):
+            call = f"{name}{f' with path {path!r}' if path else ''}"
+            if event is None:
+                work = " and ".join(f"{n}{f' {p}' if p else ''}" for n, p in calls)
+                raise AssertionError(f"your script never called {call}: the work of item "
+                                     f"{i + 1} ({what}) is {work}, every call of it")
+            busy = [k + 1 for k, t in enumerate(plan) if t["status"] == "in_progress"]
+            if busy != [i + 1]:
+                raise AssertionError(
+                    f"when you called {call} (to {what}, the work of item {i + 1}), the item "
+                    f"in_progress was {busy or 'none'}, not {i + 1}: keep item {i + 1} "
+                    "in_progress until every call of its work is made")
+
+
+def _check_note(events: list[Event]) -> None:
+    """The note holds what the work found: the warranty rules, not a placeholder."""
+    notes = [e.arguments.get("content") for e in events if e.type == "tool_call"
+             and e.depth == 0 and e.tool_name == "write_file"
+             and isinstance(e.arguments, dict) and e.arguments.get("path") == NOTE]
+    if not any(isinstance(n, str) and "warranty" in n.lower() for n in notes):
+        raise AssertionError(f"the note you saved in {NOTE} ({str(notes[-1])[:60]!r}) says "
+                             "nothing of the warranty: save what the work found (save_note "
+                             "writes the search's result)")
+
+
+def _check_sources(final: str) -> None:
+    """The answer cites the warranty policy, and every path:line it cites is a real line."""
+    cited = CITATION.findall(final)
+    if not cited:
+        raise AssertionError(f"the final answer cites no source: {final!r}. The task says "
+                             "\"answer with sources\": end with reply, which quotes the policy "
+                             "with its path:line")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Workspace.sample(tmp).root
+        for source in cited:
+            path, line = source.rsplit(":", 1)
+            file = root / path
+            lines = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
+            if not 1 <= int(line) <= len(lines):
+                raise AssertionError(
+                    f"the answer cites {source}, which is no line of the shop's files: cite "
+                    "the path:line a tool gave (search_docs starts each passage with it), "
+                    "never one written by hand")
+    if not any(source.startswith(f"{POLICY}:") for source in cited):
+        raise AssertionError(f"the answer cites {', '.join(cited)}, but the warranty rules "
+                             f"are in {POLICY}: quote that policy, with its path:line")
 
 
 def _delegating_runs() -> list[tuple[list, dict]]:

@@ -2,8 +2,11 @@
 
 The runs are scripted, so their shape is known: who made which calls, how many reminders
 and push backs there were, which sub-agents ran and how many requests each sent. The
-tools really run, on a fresh copy of the sample shop. `check_tokens_by_agent` includes a
-run whose model reports its usage, as a live one does, so its numbers are exact.
+tools really run, on a fresh copy of the sample shop. `check_summarize` includes answers
+that are not push backs (one a stop hook refused, one cut off) and a run that compacted
+its history; `check_tokens_by_agent` a run whose model reports its usage, as a live one
+does, with a `total_tokens` that counts its reasoning too (lesson 12), so its numbers are
+exact.
 """
 
 from __future__ import annotations
@@ -15,7 +18,16 @@ from collections.abc import Callable
 import headphones
 from course import check
 
-from harness import Agent, Permissions, RunResult, ScriptedModel, Workspace, say, tool_call
+from harness import (
+    Agent,
+    Hooks,
+    Permissions,
+    RunResult,
+    ScriptedModel,
+    Workspace,
+    say,
+    tool_call,
+)
 
 __all__ = ["check_summarize", "check_tokens_by_agent"]
 
@@ -24,10 +36,11 @@ SUMMARY_KEYS = ("outcome", "turns", "tool_calls_ok", "tool_calls_failed", "remin
 SUB = {"subagents": True, "subagent_tools": ("read_file", "search_docs")}
 
 
-def _run(steps: list, settings: dict, task: str) -> RunResult:
+def _run(steps: list | ScriptedModel, settings: dict, task: str) -> RunResult:
     """Play ``steps`` on a fresh sample workspace; ``plan_first`` when planning is on."""
+    model = steps if isinstance(steps, ScriptedModel) else ScriptedModel(steps)
     with tempfile.TemporaryDirectory() as tmp:
-        agent = Agent(ScriptedModel(steps), Workspace.sample(tmp).tools, **settings)
+        agent = Agent(model, Workspace.sample(tmp).tools, **settings)
         return agent.run(task, plan_first=settings.get("planning", False))
 
 
@@ -64,6 +77,23 @@ def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
     perms = Permissions({"read_file": "allow", "search_docs": "allow", "list_files": "allow",
                          "write_file": "allow", "run_shell": "deny"})
 
+    refund = tool_call("search_docs", query="refund business days", max_results=1)
+    hooks = Hooks()  # a stop hook (lesson 11): an answer without a path:line is refused
+    hooks.on("stop", lambda event: None if "returns.md:" in event.final
+             else "cite the policy, with its path:line.")
+    refused = [refund, say("5 business days."),                    # refused by the hook
+               say("Refunds take 5 business days (docs/policies/returns.md:23).")]
+    cut = [todos("in_progress", "pending"), refund,
+           {**say("Refunds take 5 busi"), "finish_reason": "length"}]  # cut off: truncated
+    gate_then_turns = [todos("in_progress", "pending"), say("Yes."),   # pushed back
+                       tool_call("list_files", pattern="docs/*"),
+                       tool_call("list_files", pattern="docs/*")]        # out of turns
+    compacts = ScriptedModel([  # lesson 08's run with a small window: one summary request
+        refund, tool_call("search_docs", query="warranty year", max_results=1),
+        tool_call("search_docs", query="standard shipping", max_results=1),
+        tool_call("compact"), say("Refunds: within 5 business days.")],
+        summaries=[say("Searched the policies: refunds take 5 business days.")])
+
     def shape(*values: object) -> dict:
         return dict(zip(SUMMARY_KEYS, values, strict=True))
 
@@ -76,18 +106,30 @@ def _summary_runs() -> list[tuple[str, list, dict, dict, str]]:
          shape("open_items", 3, 1, 0, 0, 1, 0), "Can I return them?"),
         ("a run out of turns", loops, {"max_turns": 3},
          shape("turn_limit", 3, 3, 0, 0, 0, 0), "List the docs forever."),
+        ("a run whose stop hook refused an answer", refused, {"hooks": hooks},
+         shape("completed", 3, 1, 0, 0, 0, 0), "How long does a refund take?"),
+        ("a run whose answer was cut off, its plan open", cut, {"planning": True},
+         shape("truncated", 3, 2, 0, 0, 0, 0), "How long does a refund take?"),
+        ("a run pushed back, then out of turns", gate_then_turns,
+         {"planning": True, "max_turns": 4},
+         shape("turn_limit", 4, 3, 0, 0, 1, 0), "Can I return them?"),
+        ("a run that compacted its history", compacts, {"context_window": 3_000},
+         shape("completed", 5, 4, 0, 0, 0, 0), "What do the policies say?"),
     ]
 
 
 HINTS = {
-    "turns": ("turns is result.turns: the main agent's model requests, not the sub-agents' "
-              "(result.requests counts those too)"),
+    "turns": ("turns is result.turns: the main agent's model requests, not the sub-agents', "
+              "nor a summary request a mechanism made (result.requests counts those too)"),
     "tool_calls_ok": "count tool_result events with ok=True, the sub-agents' (depth 1) too",
     "tool_calls_failed": ("count tool_result events with ok=False: denied, unknown and "
                           "invalid calls fail too, and so do the sub-agents'"),
     "reminders": "count the reminder events",
-    "pushbacks": ("a push back is a stop_gate event; a stop event fires on every answer, "
-                  "pushed back or not"),
+    "pushbacks": ("a push back is a stop_gate event: count those. A stop event fires on every "
+                  "answer: pushed back, refused by a stop hook, cut off, or accepted; and a "
+                  "run may end with no answer at all, so stop events, less one or not, are "
+                  "not push backs; nor are answers with open items (a cut-off one is not "
+                  "pushed back)"),
     "delegations": ("count the sub-agents that ran (result.delegations): a delegate_task call "
                     "the harness refused started none"),
 }
@@ -109,14 +151,18 @@ def check_summarize(summarize: Callable[[RunResult], dict]) -> str:
                 hint = HINTS.get(key, "it is result.outcome")
                 raise AssertionError(f"{label}: {key} should be {json.dumps(value)}, yours is "
                                      f"{json.dumps(got[key], default=str)} ({hint})")
-    return "your summaries match four runs: completed, refused calls, open_items, turn_limit."
+    return ("your summaries match eight runs: completed, refused calls, open_items, "
+            "turn_limit, a refused answer, a cut-off answer, a push back then turn_limit, and "
+            "a compacted history.")
 
 
 # -- exercise 2: tokens by agent ------------------------------------------------------
 
-def _reported(step: dict, prompt: int, completion: int) -> dict:
-    """``step`` with the usage a live model would report for it."""
-    return {**step, "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+def _reported(step: dict, prompt: int, completion: int, reasoning: int = 0) -> dict:
+    """``step`` with the usage a live model would report for it. A reasoning model's
+    ``total_tokens`` may count its thinking, which ``completion_tokens`` leaves out (lesson 12)."""
+    return {**step, "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                              "total_tokens": prompt + completion + reasoning}}
 
 
 def _token_runs() -> list[tuple[str, Callable[[], RunResult]]]:
@@ -130,18 +176,19 @@ def _token_runs() -> list[tuple[str, Callable[[], RunResult]]]:
                 say("Hello, and thank you for writing to Larkspur Audio!"),  # main.sub2
                 say("Refunds take 5 business days.")]
     reported = [_reported(tool_call("search_docs", query="warranty claim", max_results=1),
-                          1000, 50),
+                          1000, 50, 120),
                 _reported(tool_call("delegate_task", task="How do I claim the warranty? "
                                                           "Quote the policy."), 1200, 60),
-                _reported(tool_call("search_docs", query="warranty claim email"), 400, 30),
+                _reported(tool_call("search_docs", query="warranty claim email"),
+                          400, 30, 90),                                     # main.sub1
                 _reported(say("Email warranty@larkspur-audio.example."), 600, 40),  # sub1
-                _reported(say("Email warranty@larkspur-audio.example."), 1500, 80)]
+                _reported(say("Email warranty@larkspur-audio.example."), 1500, 80, 200)]
     at_once = [say("Yes, within 30 days.")]
     return [
         ("this lesson's run", lambda: headphones.run().result),
         ("a run with two sub-agents, one that made no tool call",
          lambda: _run(two_subs, SUB, "How long does a refund take? And greet the customer.")),
-        ("a run whose model reported its usage",
+        ("a run whose model reported its usage, reasoning tokens in its total",
          lambda: _run(reported, SUB, "How do I claim the warranty?")),
         ("a model that answers at once", lambda: _run(at_once, {}, "Can I return them?")),
     ]
@@ -165,6 +212,12 @@ def _what_went_wrong(got: dict, expected: dict[str, int], result: RunResult) -> 
                 "sub-agents share depth 1 but not their tokens")
     if any(not isinstance(v, int) or isinstance(v, bool) for v in got.values()):
         return "each value should be an int: the agent's total_tokens, added up"
+    both = {agent: _per_agent(result, "prompt_tokens")[agent] + n
+            for agent, n in _per_agent(result, "completion_tokens").items()}
+    if got == both:
+        return ("you added prompt_tokens and completion_tokens. A reasoning model's "
+                "total_tokens also counts its thinking, which its completion_tokens may leave "
+                "out (lesson 12): add up usage['total_tokens'], the provider's own total")
     for key in ("prompt_tokens", "completion_tokens"):
         if got == _per_agent(result, key):
             return (f"those are {key} only. A request costs what it sent and what the model "
@@ -216,4 +269,5 @@ def check_tokens_by_agent(tokens_by_agent: Callable[[RunResult], dict]) -> str:
                              f"{total:,}, result.usage), yours is {shown}"
                              + (f": {hint}" if hint else ""))
     return ("every agent's own tokens, in four runs: with one sub-agent, two, a model that "
-            "reported its usage, and none; each time they add up to result.usage.")
+            "reported its usage (reasoning included), and none; each time they add up to "
+            "result.usage.")

@@ -33,17 +33,42 @@ from harness import (
     tool,
     tool_call,
 )
+from harness.outcomes import RunOver
 
 
 def _watched(observer: Any, errors: list[BaseException]) -> Callable[[Event], None]:
-    """Your observer, with what it raises kept: the harness would only warn about it."""
+    """Your observer, with what it raises kept: the harness would only warn about it. A
+    KeyboardInterrupt is kept too, and raised on: it is the kernel's Interrupt button."""
     def watch(event: Event) -> None:
         try:
             observer.on_event(event)
-        except Exception as exc:
+        except KeyboardInterrupt as exc:
+            errors.append(exc)
+            raise
+        except BaseException as exc:  # sys.exit() too: the harness only warns about it
             errors.append(exc)
 
     return watch
+
+
+INTERRUPTED = ("your observer raised {error}{when}. {why} Set the cancel event you were "
+               "given instead: self.cancel.set()")
+WHY = {KeyboardInterrupt: "That is the kernel's Interrupt button: the run stops, but as if "
+                          "a person had pressed it, and nothing outside the kernel can do the "
+                          "same (another thread, a timer, a web request).",
+       SystemExit: "An observer cannot stop a run that way: the harness only warns about it.",
+       RunOver: "An observer cannot end a run by raising: the harness only warns about it, "
+                "and the run goes on."}
+
+
+def _stopped_by_raising(errors: list[BaseException], n: int) -> AssertionError | None:
+    """The hint for an observer that raised to stop the run, or None."""
+    for error in errors:
+        for kind, why in WHY.items():
+            if isinstance(error, kind):
+                return AssertionError(INTERRUPTED.format(error=type(error).__name__,
+                                                         when=f" (with n={n})", why=why))
+    return None
 
 
 ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
@@ -79,23 +104,36 @@ def _cancel_run(make_observer: Callable[[int, threading.Event], Any],
         model = ScriptedModel([parallel(*calls[:3]), parallel(*calls[3:]), say("All packed.")])
         cancel, errors = threading.Event(), []
         observer = make_observer(n, cancel)
-        result = Agent(model, tools, observers=[_watched(observer, errors)]).run(
-            "Pack every order.", cancel=cancel)
+        try:
+            result = Agent(model, tools, observers=[_watched(observer, errors)]).run(
+                "Pack every order.", cancel=cancel)
+        except KeyboardInterrupt:  # raised where the run does not catch it (its last event)
+            if not errors:
+                raise  # a real Interrupt, pressed while the check ran
+        if raised := _stopped_by_raising(errors, n):
+            raise raised
         if errors:
             raise errors[0]
+        if result.outcome == "cancelled" and not cancel.is_set():
+            raise AssertionError(f"with n={n} the run was cancelled, but the cancel event you "
+                                 "were given is still not set: the run stopped some other "
+                                 "way. Set the cancel event you were given: self.cancel.set()")
         packed = ws.root / "packed.txt"
         return result, packed.read_text(encoding="utf-8").split() if packed.exists() else []
 
 
 @check
 def check_cancel_after(make_observer: Callable[[int, threading.Event], Any]) -> str:
-    """Run five real commands with your observer at n=2 and n=4; judge what ran and the
-    transcript."""
-    for n in (2, 4):
+    """Run five real commands with your observer at n=2, n=4 and n=5 (the last call: the
+    run must not ask the model again); judge what ran and the transcript."""
+    for n in (2, 4, len(ORDERS)):
         result, packed = _cancel_run(make_observer, n)
+        last = (" (the n-th is the last call: set it as that call's result arrives, not "
+                "when a later call starts; the run then stops before it asks the model again)"
+                if n == len(ORDERS) else "")
         assert result.outcome == "cancelled", (
             f"with n={n} the run ended {result.outcome!r}, not 'cancelled': set the event "
-            "when the n-th tool call has finished")
+            f"when the n-th tool call has finished{last}")
         ran = f"{len(packed)} command{'' if len(packed) == 1 else 's'}"
         assert len(packed) != n - 1, (
             f"with n={n} only {ran} ran ({', '.join(packed) or 'none'}): you set "
@@ -151,9 +189,9 @@ def restock_one(sku: str) -> str:
     return f"{sku} restocked"
 
 
-def _restock_run(restock: Tool, brake: str | None, after: int) -> tuple[RunResult, Event,
-                                                                        list[str]]:
-    """One run in which the model asks ``restock`` for every SKU. ``brake``: None (the run
+def _restock_run(restock: Tool, brake: str | None, after: int,
+                 skus: list[str] = SKUS) -> tuple[RunResult, Event, list[str]]:
+    """One run in which the model asks ``restock`` for ``skus``. ``brake``: None (the run
     never stops), "cancel" (cancel is set while the ``after``-th SKU is restocked) or
     "deadline" (the ``after``-th SKU is slow: the run's 0.5 s pass while it is restocked).
     Returns the result, the tool_result event and the SKUs really restocked."""
@@ -162,7 +200,7 @@ def _restock_run(restock: Tool, brake: str | None, after: int) -> tuple[RunResul
     then = {"cancel": lambda: cancel.set(),
             "deadline": lambda: time.sleep(max_seconds + 0.1)}.get(brake, lambda: None)
     _shelf.reset(after, then)
-    model = ScriptedModel([tool_call("restock", skus=SKUS), say("The shelves are stocked.")])
+    model = ScriptedModel([tool_call("restock", skus=skus), say("The shelves are stocked.")])
     result = Agent(model, [restock], max_seconds=max_seconds).run("Restock every SKU.",
                                                                   cancel=cancel)
     done = list(_shelf.done)
@@ -172,12 +210,15 @@ def _restock_run(restock: Tool, brake: str | None, after: int) -> tuple[RunResul
     return result, events[0], done
 
 
-def _judge_stopped(event: Event, done: list[str], after: int, reason: str, how: str) -> None:
-    """The tool of a run stopped (``reason``) while the ``after``-th SKU was restocked."""
-    total = len(SKUS)
+def _judge_stopped(event: Event, done: list[str], after: int, reason: str, how: str,
+                   skus: list[str] = SKUS) -> None:
+    """The tool of a run stopped (``reason``) while the ``after``-th of ``skus`` was
+    restocked. A tool may return its text as a failure (``ToolResult(False, ...)``, as a
+    stopped process does, lesson 10); it may not raise."""
+    total = len(skus)
     if "NotImplementedError" in event.output:
         raise NotImplementedError
-    if not event.ok:
+    if not event.ok and event.output.startswith("Error:"):  # raised, or refused
         if "RunOver" in event.output or reason in event.output:
             raise AssertionError(
                 f"{how}, and your tool raised ({event.output!r}): the model reads only an "
@@ -190,6 +231,9 @@ def _judge_stopped(event: Event, done: list[str], after: int, reason: str, how: 
     if not done and not re.search("stop", event.output, re.IGNORECASE):
         raise AssertionError(f"no SKU was restocked (your tool said {event.output!r}): "
                              "restock each SKU with restock_one(sku)")
+    if done != skus[:len(done)]:
+        raise AssertionError(f"your tool restocked {done}, but the model asked for {skus}: "
+                             "restock the skus the call gives, in their order, and only those")
     if len(done) == total:
         if reason == "time_limit":
             raise AssertionError(
@@ -237,24 +281,26 @@ def check_restock(restock: Tool) -> str:
         f"the model fills {params}: it should fill only skus. Type control as RunControl "
         "(from harness import RunControl): then the call path fills it in with the run's "
         "control, and the model never sees it")
-    total = len(SKUS)
     _, event, done = _restock_run(restock, "cancel", 3)
     _judge_stopped(event, done, 3, "cancelled",
                    "the run was cancelled while the 3rd SKU was being restocked")
-    _, event, done = _restock_run(restock, "deadline", 5)
+    six = SKUS[:6]  # each run asks for another number of SKUs: count the ones you were given
+    _, event, done = _restock_run(restock, "deadline", 5, six)
     _judge_stopped(event, done, 5, "time_limit", "with max_seconds=0.5, the deadline "
-                   "passed while the 5th SKU was being restocked")
-    _, event, done = _restock_run(restock, None, 0)
+                   "passed while the 5th of 6 SKUs was being restocked", six)
+    five = SKUS[7:2:-1]
+    total = len(five)
+    _, event, done = _restock_run(restock, None, 0, five)
     if "NotImplementedError" in event.output:
         raise NotImplementedError
     assert event.ok, f"with no brake, your tool failed: {event.output!r}"
-    assert done == SKUS, (
-        f"with no brake, your tool restocked {len(done)} of {total} SKUs: restock every one "
-        "(in order) when the run may go on")
+    assert done == five, (
+        f"with no brake, the model asked for {five} and your tool restocked {done}: restock "
+        "every SKU of the call, in its order, when the run may go on")
     stopped = re.search("stop", event.output, re.IGNORECASE)
     assert not stopped and str(total) in event.output, (
         f"with no brake, your tool restocked all {total} SKUs but said {event.output!r}: say "
         f"so, e.g. 'Restocked {total} of {total} SKUs.'")
     return ("your tool stopped at the 3rd SKU on cancel and at the 5th on the deadline, said "
-            f"how far it got, and restocked all {total} when nothing stopped it; the model "
-            "never sees control.")
+            f"how far it got, and restocked all {total} of another list when nothing stopped "
+            "it; the model never sees control.")

@@ -14,15 +14,27 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from course import IN_BROWSER, check
 
-from harness import Agent, ScriptedModel, Tool, Workspace, parallel, say, tool_call
+from harness import (
+    Agent,
+    CommandTool,
+    Event,
+    ScriptedModel,
+    Tool,
+    Workspace,
+    parallel,
+    say,
+    tool_call,
+)
 
-GOOD_IDS = ("ORD-1001", "ORD-1003")
+GOOD_IDS = ("ORD-1001", "ORD-1002", "ORD-1003")  # ids with a record: it is printed
+UNKNOWN_IDS = ("ORD-9999", "ORD-0000", "ORD-2024")  # order ids without one: the script says so
 BAD_IDS = (  # (value, why it must be refused)
     ("ORD-1001; rm -rf /", "a second command"),
     ("$(whoami)", "command substitution"),
@@ -52,11 +64,14 @@ BAD_IDS = (  # (value, why it must be refused)
 @check
 def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
     """Give your tool valid ids and injection attempts through a real run."""
-    values = GOOD_IDS + tuple(value for value, _ in BAD_IDS)
+    values = GOOD_IDS + UNKNOWN_IDS + tuple(value for value, _ in BAD_IDS)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(tmp)
         query = make_query_tool(ws.root)
-        assert isinstance(query, Tool), f"return a CommandTool, not {type(query).__name__}"
+        assert isinstance(query, CommandTool), (
+            f"return a CommandTool, not {type(query).__name__}: its template is split into "
+            "argv once, when the tool is made, and the model fills in values, never a command "
+            "(a @tool function of your own checks nothing of that)")
         assert query.name == "query_record", f"name the tool 'query_record', not {query.name!r}"
         params = sorted(query.schema()["function"]["parameters"]["properties"])
         assert params == ["record_id"], f"the model should fill only record_id, not {params}"
@@ -66,21 +81,37 @@ def check_strict_query_tool(make_query_tool: Callable[[Path], Tool]) -> str:
             *(parallel(*calls[k:k + 8]) for k in range(0, len(calls), 8)),
             say("Done."),
         ])
-        result = Agent(model, [query]).run("Look up these orders.")
+        with _programs_started() as started:
+            result = Agent(model, [query]).run("Look up these orders.")
     results = {e.call_id: e for e in result.events if e.type == "tool_result"}
     for i, value in enumerate(GOOD_IDS):
         event = results[f"call_{i}"]
         assert event.ok and f'"id": "{value}"' in event.output, (
             f"{value} should print its record, but got: {event.output[:200]}")
-    for i, (value, why) in enumerate(BAD_IDS, start=len(GOOD_IDS)):
+    for i, value in enumerate(UNKNOWN_IDS, start=len(GOOD_IDS)):
+        event = results[f"call_{i}"]
+        assert event.status != "invalid_arguments", (
+            f"{value} is an order id (ORD- and four digits) and your pattern refused it: "
+            "accept every order id, not only the ones the shop has now. The script answers "
+            "for an id it has no record of ('no record with id ...')")
+        assert f"no record with id {value}" in event.output, (
+            f"{value} should reach the script, which says it has no such record, but got: "
+            f"{event.output[:200]}")
+    shell = _shell_in(started)
+    assert shell is None, (
+        f"your tool started a shell ({shell!r}): a shell reads every character of its "
+        "command line. Make the template the script's own command line, "
+        "python tools/query_record.py --id {record_id}, which runs without one")
+    for i, (value, why) in enumerate(BAD_IDS, start=len(GOOD_IDS) + len(UNKNOWN_IDS)):
         event = results[f"call_{i}"]
         assert event.status == "invalid_arguments", (
             f"{value!r} ({why}) got past your pattern and was stopped only later "
             f"({event.status}: {(event.output.splitlines() or [''])[-1][:120]!r}). Refuse it "
             "before anything runs, with a pattern that accepts only ORD- and four digits "
             "from 0 to 9, and nothing before or after them")
-    return (f"{len(GOOD_IDS)} valid ids printed their records; all {len(BAD_IDS)} injection "
-            "attempts and near-miss ids were refused before any process started.")
+    return (f"{len(GOOD_IDS)} valid ids printed their records, {len(UNKNOWN_IDS)} without a "
+            f"record reached the script; all {len(BAD_IDS)} injection attempts and near-miss "
+            "ids were refused before any process started.")
 
 
 REGION = "eu"
@@ -90,6 +121,8 @@ SECRETS = {  # in the harness's environment while the check runs; a tool process
 }
 REPORT = "tools/shipping_report.py"
 SEEN = "tools/shipping_report.seen.json"  # what the script saw, written for the check
+SLOW = "tools/shipping_report.slow"  # when it exists, the script takes 4 s
+DEADLINE = 1.0  # max_seconds of the check's second run, in which the script is slow
 REPORT_SCRIPT = '''\
 """The shipping report of the shop's region: SHOP_REGION=eu python tools/shipping_report.py
 
@@ -101,10 +134,13 @@ environment it got, in shipping_report.seen.json.)
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 (HERE / "shipping_report.seen.json").write_text(json.dumps(dict(os.environ)), encoding="utf-8")
+if (HERE / "shipping_report.slow").exists():  # the check's second run: a slow database
+    time.sleep(4)
 region = os.environ.get("SHOP_REGION")
 if not region:
     print("error: SHOP_REGION is not set (the region to report on: eu or us)", file=sys.stderr)
@@ -226,5 +262,27 @@ def check_report_env(make_report_tool: Callable[[Path], Tool]) -> str:
     assert event.ok and f"region {REGION}" in event.output, (
         f"the tool's result should be the report the script printed, not {first!r}: return "
         "what run_process returns")
+    took, stopped = _slow_run(make_report_tool)
+    assert took < DEADLINE + 1.5, (
+        f"with max_seconds={DEADLINE:g}, the run's deadline passed while the report ran, but "
+        f"its process went on ({took:.1f} s in all: {stopped.output[:80]!r}). Give "
+        "shipping_report a parameter control: RunControl | None = None (the call path fills "
+        "it in; the model never sees it) and pass it on, run_process(..., control=control), "
+        "so the process is killed when the run stops (lesson 09)")
     return (f"the script got SHOP_REGION={REGION} and none of the harness's secrets, without "
-            "a shell, and the model read its report.")
+            "a shell, the model read its report, and a slow report stopped with the run.")
+
+
+def _slow_run(make_report_tool: Callable[[Path], Tool]) -> tuple[float, Event]:
+    """A run with a deadline in which the script takes longer: (seconds, its tool_result)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace.sample(tmp)
+        (ws.root / REPORT).write_text(REPORT_SCRIPT, encoding="utf-8")
+        (ws.root / SLOW).write_text("", encoding="utf-8")
+        model = ScriptedModel([tool_call("shipping_report"), say("Here is the report.")])
+        started = time.monotonic()
+        result = Agent(model, [make_report_tool(ws.root)], max_seconds=DEADLINE).run(
+            "Send me the shipping report.")
+        took = time.monotonic() - started
+    [event] = [e for e in result.events if e.type == "tool_result"]
+    return took, event

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from course import check
 from harness import (
     Agent,
     CallLog,
+    CommandTool,
     Event,
     Hooks,
     RunResult,
@@ -34,6 +35,7 @@ from harness import (
 __all__ = ["check_cites_real_policy", "check_order_tools"]
 
 POLICY = "docs/policies/gift-cards.md"
+VOUCHERS = "docs/policies/vouchers.md"  # no newline after its last line
 
 
 def _gift_card_policy(lines: int) -> str:
@@ -42,6 +44,14 @@ def _gift_card_policy(lines: int) -> str:
             for k in range(1, lines - 3)]
     return "\n".join(["# Gift cards", "", "Policy id: GFT-001 | Version: 1.0", *body,
                       "Gift cards never expire."]) + "\n"
+
+
+def _voucher_policy(lines: int) -> str:
+    """A policy of exactly ``lines`` lines, with no newline after the last one, and a line
+    of spaces only (a blank line too) at line 4."""
+    body = [f"Rule {k}: a voucher is worth {k * 5} EUR." for k in range(1, lines - 4)]
+    return "\n".join(["# Vouchers", "", "Policy id: VCH-001 | Version: 1.0", " \t ", *body,
+                      "Vouchers are valid for one year."])
 
 
 def _answers_run(hook: Callable[[Event], Any], ws: Workspace,
@@ -74,6 +84,8 @@ def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) 
         ws = Workspace.sample(Path(tmp) / "ws")
         n = random.SystemRandom().randint(8, 15)
         ws.write_file(POLICY, _gift_card_policy(n))
+        m = random.SystemRandom().randint(7, 12)
+        ws.write_file(VOUCHERS, _voucher_policy(m))
         hook = cites_real_policy(ws)
         good = f"Gift cards never expire ({POLICY}:{n})."
         cases = [  # (label, answer, the citation a refusal must name; None: accept it)
@@ -83,8 +95,13 @@ def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) 
             ("a file that does not exist", f"Never ({POLICY[:-4]}.md:{n}).",
              f"{POLICY[:-4]}.md:{n}"),
             ("a line one past the end", f"Never ({POLICY}:{n + 1}).", f"{POLICY}:{n + 1}"),
+            ("the last line of a file with no newline after it",
+             f"A year ({VOUCHERS}:{m}).", None),
+            ("one past the end of a file with no newline after its last line",
+             f"A year ({VOUCHERS}:{m + 1}).", f"{VOUCHERS}:{m + 1}"),
             ("line 0", f"Never ({POLICY}:0).", f"{POLICY}:0"),
             ("a blank line", f"Never ({POLICY}:2).", f"{POLICY}:2"),
+            ("a line of spaces only", f"A year ({VOUCHERS}:4).", f"{VOUCHERS}:4"),
             ("a real line, then a bad one",
              f"Never ({POLICY}:{n}), as the FAQ says (docs/faq.md:999).", "docs/faq.md:999"),
             ("a file outside the workspace", f"Never (../outside.md:1, {POLICY}:{n}).",
@@ -95,12 +112,15 @@ def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) 
             result, reasons = _answers_run(hook, ws, [answer, good, good])
             if bad is None:
                 assert not reasons, (f"{label}: {answer!r} was refused ({reasons[0]}), but "
-                                     "every citation in it names a real line")
+                                     "every citation in it names a real line. Count lines as "
+                                     "splitlines() does: a last line with no newline after it "
+                                     "is a line too (text.count('\\n') is one short)")
             else:
                 assert reasons, (f"{label}: {answer!r} was accepted; it must be refused. "
                                  "Rules: at least one citation; each path names a file in the "
                                  "workspace (ws.read_file reads it); each number is a line of "
-                                 "that file (1 to its number of lines) that is not blank")
+                                 "that file (1 to its number of lines, as splitlines() "
+                                 "counts them) that is not blank (spaces only are blank too)")
                 assert bad in reasons[0], (f"{label}: the reason the model read does not "
                                            f"quote the bad citation {bad!r}; it was: "
                                            f"{reasons[0]!r}")
@@ -114,8 +134,9 @@ def check_cites_real_policy(cites_real_policy: Callable[[Workspace], Callable]) 
         assert result.outcome == "unverified" and len(reasons) == 2, (
             f"an agent that kept citing {POLICY}:{n + 5} ended {result.outcome!r} after "
             f"{len(reasons)} refusals; it should end 'unverified' after 2")
-    return (f"real lines passed; a missing file, line {n + 1} of a file with {n} lines, line 0, "
-            "a blank line, a file outside the workspace and an answer without a citation "
+    return (f"real lines passed, the last line of a file with no final newline too; a missing "
+            f"file, line {n + 1} of a file with {n} lines, line 0, a blank line, a line of "
+            "spaces, a file outside the workspace and an answer without a citation "
             "were refused with a reason that names them; citing a bad line three times "
             "ended unverified.")
 
@@ -130,14 +151,32 @@ EXPORT_TASK = "Check ORD-1002, then export it to the warehouse."
 NEW_STATUSES = ("returned", "lost in transit", "held at customs", "refunded", "exchanged")
 
 
-def _tools_by_name(order_tools: Callable[[Path], list], root: Path) -> dict[str, Tool]:
+def _tools(order_tools: Callable[[Path], Sequence], root: Path) -> list[Tool]:
+    """Your tools, as a list: a list, a tuple or any other sequence of tools will do."""
     tools = order_tools(root)
-    if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
-        raise AssertionError(f"order_tools(root) should return a list of tools, not {tools!r}")
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+        raise AssertionError(f"order_tools(root) should return the two tools (a list or a "
+                             f"tuple), not {tools!r}")
+    tools = list(tools)
+    if not all(isinstance(t, Tool) for t in tools):
+        raise AssertionError(f"order_tools(root) should return two tools, not {tools!r}")
+    return tools
+
+
+def _tools_by_name(order_tools: Callable[[Path], Sequence], root: Path) -> dict[str, Tool]:
+    tools = _tools(order_tools, root)
     named = {t.name: t for t in tools}
-    if sorted(named) != ["export_order", "lookup_order"]:
-        raise AssertionError(f"your tools are named {sorted(named)}; return two tools, "
-                             "lookup_order and export_order")
+    if len(tools) != 2 or sorted(named) != ["export_order", "lookup_order"]:
+        raise AssertionError(f"your tools are named {[t.name for t in tools]}; return two "
+                             "tools, lookup_order and export_order")
+    for t in tools:
+        if not isinstance(t, CommandTool):
+            raise AssertionError(
+                f"{t.name} is a {type(t).__name__}, not a CommandTool: make each one a "
+                "CommandTool(name, description, template=..., params={'order_id': ...}, "
+                "cwd=root), so the harness runs a fixed command and the model fills only "
+                "order_id (a function that reads or writes the files itself is not the "
+                "command the exercise names)")
     for t in tools:
         params = sorted(t.schema()["function"]["parameters"].get("properties", {}))
         if params != ["order_id"]:
@@ -152,7 +191,7 @@ def _exports(ws: Workspace) -> list[str]:
 
 
 @check
-def check_order_tools(order_tools: Callable[[Path], list]) -> str:
+def check_order_tools(order_tools: Callable[[Path], Sequence]) -> str:
     """Record a run with your two tools, change the record, replay with CallLog.from_run."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.sample(Path(tmp) / "ws")
@@ -177,7 +216,7 @@ def check_order_tools(order_tools: Callable[[Path], list]) -> str:
         status = random.SystemRandom().choice(NEW_STATUSES)
         record = json.loads(ws.read_file(RECORD))
         ws.write_file(RECORD, json.dumps({**record, "status": status}, indent=2) + "\n")
-        replay = Agent(ScriptedModel.from_run(saved), order_tools(ws.root)).run(
+        replay = Agent(ScriptedModel.from_run(saved), _tools(order_tools, ws.root)).run(
             EXPORT_TASK, call_log=CallLog.from_run(saved))
         how = {e.tool_name: e for e in replay.events if e.type == "tool_result"}
         if _exports(ws) != [ORDER]:

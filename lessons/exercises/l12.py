@@ -38,6 +38,23 @@ def _url(value: str | None) -> str | None:
     return value.rstrip("/") if value else value
 
 
+def _assert_a_copy(make_model: Callable[[str], dict], spelled: str, got: dict) -> None:
+    """A caller that changes its settings (a model name, a URL of its own) must not change
+    the preset for the next caller: each call returns a dict of its own."""
+    kept = dict(got)
+    got["model"], got["base_url"] = "changed-by-the-caller", "http://changed.invalid"
+    try:
+        again = make_model(spelled)
+    finally:
+        got.clear()
+        got.update(kept)  # the learner's table back as it was, shared or not
+    shared = again is got or (isinstance(again, dict) and again.get("model") != kept["model"])
+    assert not shared, (
+        f"make_model({spelled!r}) returns the preset's own dict: a caller that changes it "
+        "(settings['model'] = ...) changes the preset for every later call. Return a new "
+        "dict each time: dict(PRESETS[name]), or build it from the table's values")
+
+
 @check
 def check_make_model(make_model: Callable[[str], dict]) -> str:
     """Every preset against the table, any capitalisation; an unknown name refused."""
@@ -60,6 +77,7 @@ def check_make_model(make_model: Callable[[str], dict]) -> str:
                 f"{spelled}: base_url should be {base_url!r}, not {got['base_url']!r}")
             assert got["needs_key"] is needs_key, (
                 f"{spelled}: needs_key should be {needs_key} (local servers need no key)")
+            _assert_a_copy(make_model, spelled, got)
         OpenAIModel(model=got["model"], base_url=got["base_url"],
                     api_key="placeholder-key" if got["needs_key"] else None)
     try:

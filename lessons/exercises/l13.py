@@ -51,13 +51,36 @@ def long_run(mechanism: Callable[[], Any] | None = None) -> tuple[RunResult, Scr
     return agent.run(TASK), model
 
 
-_PLAIN: list[tuple[RunResult, ScriptedModel]] = []
+def gated_run(mechanism: Callable[[], Any] | None = None) -> tuple[RunResult, ScriptedModel]:
+    """The same reading with a plan (lessons 04 and 05), so user messages come mid-run: the
+    reminder after three reads without a plan update, and the stop gate's push-back after an
+    answer given while the plan is open (an assistant message with no calls). A round still
+    starts at an assistant message; those user messages belong to the round before them."""
+    ws = Workspace.sample()
+    items = ["Read the files", "Say which file was read last"]
+
+    def plan(*statuses: str) -> dict:
+        return tool_call("todo_write", todos=[{"content": c, "status": s}
+                                              for c, s in zip(items, statuses, strict=True)])
+
+    reads = [parallel(*(tool_call("read_file", path=p) for p in paths)) for paths in READS]
+    steps = [plan("in_progress", "pending"), *reads[:4], say("I have read enough."),
+             *reads[4:7], plan("completed", "in_progress"), plan("completed", "completed"),
+             say("I read them all, src/orders.py last.")]
+    model = ScriptedModel(steps)
+    tools = [t for t in ws.tools if t.name in ("read_file", "list_files")]
+    agent = Agent(model, tools, planning=True, max_turns=len(steps),
+                  mechanisms=[mechanism] if mechanism else [])
+    return agent.run(TASK), model
 
 
-def _plain() -> tuple[RunResult, ScriptedModel]:
-    if not _PLAIN:
-        _PLAIN.append(long_run())
-    return _PLAIN[0]
+_PLAIN: dict[Callable[..., Any], tuple[RunResult, ScriptedModel]] = {}
+
+
+def _plain(run: Callable[..., Any] = long_run) -> tuple[RunResult, ScriptedModel]:
+    if run not in _PLAIN:
+        _PLAIN[run] = run()
+    return _PLAIN[run]
 
 
 def _make(mechanism_class: Callable[..., Any], **kwargs: Any) -> Callable[[], Any]:
@@ -139,8 +162,8 @@ def _compare(n: int, sent: list[dict], transcript: list[dict], start: int, kept:
                          "the transcript's own messages, in their order")
 
 
-def _assert_transcript_whole(result: RunResult) -> None:
-    plain, _ = _plain()
+def _assert_transcript_whole(result: RunResult, run: Callable[..., Any]) -> None:
+    plain, _ = _plain(run)
     if result.messages != plain.messages:
         raise AssertionError(f"the run's transcript has {len(result.messages)} messages, "
                              f"without your mechanism {len(plain.messages)}: before_request "
@@ -157,11 +180,12 @@ def _savings(model: ScriptedModel) -> str:
             f"~{max(mine):,} instead of ~{max(theirs):,}")
 
 
-def _requests(mechanism: Callable[[], Any]) -> tuple[ScriptedModel, list[tuple[int, list, list]]]:
+def _requests(mechanism: Callable[[], Any], run: Callable[..., Any] = long_run,
+              ) -> tuple[ScriptedModel, list[tuple[int, list, list]]]:
     """Run with ``mechanism``; each request's number, what it sent, the transcript then."""
-    result, model = long_run(mechanism)
-    plain, plain_model = _plain()
-    _assert_transcript_whole(result)
+    result, model = run(mechanism)
+    plain, plain_model = _plain(run)
+    _assert_transcript_whole(result, run)
     if result.outcome != plain.outcome or len(model.requests) != len(plain_model.requests):
         raise AssertionError(f"the run ended {result.outcome} after {len(model.requests)} "
                              f"requests ({result.error or 'no error'}); without your mechanism "
@@ -178,8 +202,10 @@ ROUNDS = ("a round is an assistant message and every tool message that answers i
 def check_keep_rounds(mechanism_class: Callable[..., Any]) -> str:
     """Your rule sends the system prompt, the task and the last N rounds whole."""
     shown = ""
-    for keep in (2, 3):
-        model, requests = _requests(_make(mechanism_class, rounds=keep))
+    for keep, run in ((2, long_run), (3, long_run), (2, gated_run), (3, gated_run)):
+        model, requests = _requests(_make(mechanism_class, rounds=keep), run)
+        gated = " (in the run with a reminder and a stop-gate push-back)" if run is gated_run \
+            else ""
         for n, sent, transcript in requests:
             _assert_head(n, sent, transcript)
             _assert_pairs(n, sent, transcript, ROUNDS)
@@ -188,9 +214,11 @@ def check_keep_rounds(mechanism_class: Callable[..., Any]) -> str:
             start = starts[-keep] if len(starts) >= keep else 2
             _compare(n, sent, transcript, start, f"the last {keep} rounds",
                      f"keep every message from the assistant message {keep} rounds from the "
-                     "end (count assistant messages, not messages)",
+                     "end (count assistant messages, not messages: a user message mid-run, "
+                     f"a reminder or a push-back, starts no round){gated}",
                      f"drop every round before the last {keep} (rounds=N is the number of "
-                     "assistant messages kept)")
+                     f"assistant messages kept: a round starts at an assistant message, and "
+                     f"only there){gated}")
         shown = shown or _savings(model)
     return f"every request keeps each call with its result and the last N rounds whole: {shown}."
 
@@ -224,8 +252,10 @@ BACK = ("when the cut falls on a tool message, move it back to the assistant mes
 def check_last_messages_fixed(mechanism_class: Callable[..., Any]) -> str:
     """Your fix sends the last `keep` messages, moving the cut back to its round's start."""
     shown = ""
-    for keep in (6, 5):
-        model, requests = _requests(_make(mechanism_class, keep=keep))
+    for keep, run in ((6, long_run), (5, long_run), (6, gated_run), (5, gated_run)):
+        model, requests = _requests(_make(mechanism_class, keep=keep), run)
+        gated = " (in the run with a reminder and a stop-gate push-back)" if run is gated_run \
+            else ""
         for n, sent, transcript in requests:
             _assert_head(n, sent, transcript)
             _assert_pairs(n, sent, transcript, BACK)
@@ -237,11 +267,12 @@ def check_last_messages_fixed(mechanism_class: Callable[..., Any]) -> str:
                      "moving the cut forward drops results the model just asked for: keep "
                      f"the last {keep} messages and move the cut back instead",
                      "move the cut back only as far as the assistant message of the round it "
-                     "falls in")
+                     "falls in, and only over tool messages: a cut on a user message (a "
+                     f"reminder, a push-back) stays where it is{gated}")
         shown = shown or _savings(model)
     return (f"no request splits a call from its result, and each keeps the last `keep` "
             f"messages: {shown}.")
 
 
 __all__ = ["READS", "TASK", "LastMessages", "broken_request", "check_keep_rounds",
-           "check_last_messages_fixed", "long_run"]
+           "check_last_messages_fixed", "gated_run", "long_run"]

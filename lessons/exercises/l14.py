@@ -44,6 +44,16 @@ def check_shop_permissions(shop_permissions: Callable[[Callable], Permissions]) 
             return answer
         return approve
 
+    for answer in ("yes", 1, "no", None):  # truthy or not, none of these is a yes
+        permissions, asked[:] = shop_permissions(approver(answer)), []
+        if isinstance(permissions, Permissions) and callable(permissions.approve) and \
+                permissions.check(REFUND, ARGS[REFUND], "ask") is None and asked:
+            raise AssertionError(
+                f"an approver that answered {answer!r} (not True) approved the refund: only "
+                "True approves (lesson 03), and Permissions holds to that when it is given "
+                "the approver itself. Pass it as it is, approve=approve: a wrapper such as "
+                "bool(approve(...)) turns a stray truthy answer into a yes")
+    asked.clear()
     for answer in (True, False):
         permissions = shop_permissions(approver(answer))
         if not isinstance(permissions, Permissions):
@@ -126,6 +136,10 @@ RESULTS: list[tuple[str, dict, bool, list[str], list[str]]] = [
         "content": [{"type": "text", "text": '{"id": "ORD-1003", "status": "shipped"}'}],
         "structuredContent": {"id": "ORD-1003", "status": "shipped"}},
      True, ['"status": "shipped"'], []),
+    ("structured content its text holds as JSON laid out otherwise", {
+        "content": [{"type": "text", "text": '{\n  "status": "shipped",\n  "id": "ORD-1003"\n}'}],
+        "structuredContent": {"id": "ORD-1003", "status": "shipped"}},
+     True, ['"status": "shipped"'], []),
     ("an error in the text, without isError", {
         "content": [{"type": "text", "text": "Error: no such table: orders"}]},
      True, ["Error: no such table: orders"], []),
@@ -153,7 +167,8 @@ def check_result_text(result_text: Callable[[dict], tuple[bool, str]]) -> str:
         said = result.get("structuredContent")
         if said is not None and text.count('"status"') > 1:
             raise AssertionError(f"{label}: the structured content is there twice; add it "
-                                 "only when no text block already holds the same JSON")
+                                 "only when no text block already holds the same JSON (the "
+                                 "same value once parsed, json.loads, however it is laid out)")
         at = 0
         for piece in present:
             found = text.find(piece, at)

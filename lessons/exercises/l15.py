@@ -131,8 +131,51 @@ def check_settle(settle: Callable[[Agent, Path, Callable[[dict], bool]], RunResu
                 f"settle is done, but the file still holds a run waiting for "
                 f"{[p['arguments']['order_id'] for p in left.pending]}: resumed again, it would "
                 "refund again. Save the run after each resume, whatever it became")
+        _more_pauses_and_none(settle, shop, Path(tmp), ledger)
     return ("two pauses answered from the file: 45 and 30 EUR refunded once each, 120 EUR "
-            "refused, and the file holds the finished run")
+            "refused, and the file holds the finished run; a run that paused three times was "
+            "settled too, and one that waited for nothing came back as it was")
+
+
+MORE = ("ORD-1003", 20.0)  # a third pause: as many pauses as the run makes, not two
+
+
+def _more_pauses_and_none(settle: Callable, shop: Callable[[list], Agent], tmp: Path,
+                          ledger: Path) -> None:
+    """The same settle on a run that pauses three times, and on one that never waits."""
+    ledger.unlink(missing_ok=True)
+    steps = [*STEPS[:2], tool_call("issue_refund", order_id=MORE[0], amount_eur=MORE[1]),
+             _answer]
+    path = shop(steps).run(TASK).save(tmp / "paused3.json")
+    asked: list[str] = []
+
+    def person(call: dict) -> bool:
+        asked.append(call["arguments"]["order_id"])
+        return call["arguments"]["amount_eur"] <= LIMIT
+
+    result = settle(shop(steps[1:]), path, person)
+    if not isinstance(result, RunResult) or result.outcome != "completed" or \
+            RunResult.load(path).outcome != "completed":
+        outcome = result.outcome if isinstance(result, RunResult) else type(result).__name__
+        raise AssertionError(
+            f"a run that pauses three times (a third refund, {MORE[1]:g} EUR on {MORE[0]}) "
+            f"came back {outcome!r}: keep going while the run waits, however many pauses it "
+            "makes (a while loop on result.outcome, not a count taken from the check)")
+    if sorted(_refunds(ledger)) != sorted([FIRST[0], THEN, MORE]):
+        raise AssertionError(f"a run that pauses three times left the ledger {_refunds(ledger)};"
+                             f" the person said yes to {FIRST[0]}, {THEN} and {MORE}, once each")
+    done = shop([say("Nothing to refund.")]).run("Is anything waiting?")
+    path = done.save(tmp / "done.json")
+    asked.clear()
+    nothing = ("a file that holds a run that waits for nothing (it completed) should come back "
+               "as it is, with no one asked: check result.outcome before you ask or resume, "
+               "not after")
+    try:
+        result = settle(shop([]), path, person)
+    except ValueError as exc:
+        raise AssertionError(f"{nothing} (your code raised ValueError: {exc})") from None
+    if asked or not isinstance(result, RunResult) or result.outcome != "completed":
+        raise AssertionError(nothing)
 
 
 # -- exercise 2: which calls may run again after a crash --------------------------------------

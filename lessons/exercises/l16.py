@@ -72,6 +72,13 @@ BATCHES = [
     ("nothing cited", [OP2, OP3], [], "refused", "a change cites at least one record"),
     ("three records about two orders", [OP2, OP3, OP4], ["op-2", "op-3", "op-4"], "rule",
      "ORD-1001 and ORD-1002: two cases"),
+    ("two outcomes, the failed one cited first", [OP2, FAILED], ["op-5", "op-2"], "refused",
+     "op-5 did not succeed: check every cited record, not only the last one"),
+    ("two outcomes, the one undone later cited first", [OP2, OP3, UNDO3], ["op-3", "op-2"],
+     "refused", "op-8 undid op-3: check every cited record, not only the last one"),
+    ("two outcomes, citing first a record that is not in the batch", [OP2, OP3],
+     ["op-9", "op-3"], "refused", "op-9 is not a record of this batch: check every cited "
+     "record, not only the last one"),
 ]
 
 
@@ -148,6 +155,9 @@ ANSWERS = [
     ("an order id its source does not show", [(TWO_ORDERS, ["record"])], [TWO_ORDERS]),
     ("two flawed items", [(FAULT, []), (DELIVERED, ["policy"]), (POLICY, ["policy"])],
      [FAULT, DELIVERED]),
+    ("two flawed items, not in alphabetical order", [(WRONG_DATE, ["record"]),
+                                                     (POLICY, ["policy"]), (FAULT, [])],
+     [WRONG_DATE, FAULT]),
 ]
 GOOD = ANSWERS[0][1]
 

@@ -33,9 +33,11 @@ def choose_tool_choice(turn: int, plan_first: bool, last_round_tools: list[str])
 
 
 # GeekAgent's words, in English: whole words (no letter right before or after), any case.
+# A letter is [^\W\d_]: a word character that is not a digit or "_", so é and ß count too
+# (\b would also stop at digits and "_"; [a-z] would miss é).
 PLAN_WORDS = re.compile(
-    r"(?<![a-z])(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)(?![a-z])",
-    re.IGNORECASE)
+    r"(?<![^\W\d_])(?:todos?|to-dos?|task\s+lists?|then|finally|and\s+summari[sz]e)"
+    r"(?![^\W\d_])", re.IGNORECASE)
 
 
 def wants_plan(task: str) -> bool:

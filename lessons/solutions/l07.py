@@ -36,6 +36,7 @@ def fixed_script() -> list:
         tool_call("read_file", path="data/records/ORD-1001.json"),
         warranty_plan("completed", "in_progress", "pending"),
         tool_call("search_docs", query="warranty year claim", max_results=2),
+        tool_call("read_file", path="docs/policies/warranty.md"),
         warranty_plan("completed", "completed", "in_progress"),
         save_note,
         warranty_plan("completed", "completed", "completed"),
