@@ -86,3 +86,28 @@ def test_l02_confine_exercise_names_the_roots_and_folders_its_check_uses():
     text = Lesson("02").text()
     assert "The file need not exist yet, nor its folder" in text
     assert "as a relative path, and as a symlink to the real folder" in text
+
+
+def test_l03_teaches_one_table_for_what_the_model_sees_and_what_runs():
+    """Issue 33: implemented (loop.py: one dict of tools gives the schemas and the call path)
+    but never taught; the article's sentence quoted exactly."""
+    from pathlib import Path
+
+    quote = "模型看到的工具说明与后续分发使用同一份运行期工具表。"
+    said(Lesson("03"), r"One table for what the model sees and what runs\.")
+    assert quote in "".join("".join(c["source"]) for c in Lesson("03").cells)
+    seed = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_d2f6747941ee44cd.txt"
+    if seed.exists():
+        assert quote in seed.read_text(encoding="utf-8")
+    from harness import Agent, Permissions, ScriptedModel, say, tool
+
+    @tool
+    def shown(x: str) -> str:
+        """Echo."""
+        return x
+
+    model = ScriptedModel([say("ok")])
+    agent = Agent(model, [shown], planning=True, permissions=Permissions({"shown": "allow"}))
+    agent.run("hi")
+    offered = [t["function"]["name"] for t in model.requests[0]["tools"]]
+    assert offered == ["shown", "todo_write"]

@@ -69,7 +69,8 @@ def test_l14_credits_the_escaping_to_lesson_03s_approval_prompt():
 
 
 @pytest.mark.parametrize("stem, call", [("11", "result.sent(4)"), ("13", "second.sent(1)"),
-                                        ("14", "skill_run.sent(2)")])
+                                        ("14", "skill_run.sent(2)"),
+                                        ("15", "refused.sent(refused.turns)")])
 def test_the_lesson_shows_what_the_model_saw_in_a_request(stem, call):
     lesson = Lesson(stem)
     assert re.search(r"[Ww]hat the model (sees|saw)", lesson.text())
@@ -161,3 +162,13 @@ def test_a_cell_that_starts_a_program_keeps_the_default_reason():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+def test_l12_and_l16_name_what_the_model_sees():
+    """Issue 33: HarnessX's "what the model sees" in each later lesson at least once."""
+    said(Lesson("12"), r"The cost is easy to see in what the model sees: every request sends "
+                       r"the system prompt and the schema of every tool the agent has")
+    l16 = Lesson("16")
+    said(l16, r"reads her line in its system prompt \(what the model sees: printed first below\)")
+    shown = l16.output('sent = model.requests[0]["messages"][0]["content"]')
+    assert shown.startswith("Memory: what earlier runs kept") and "(Dana)" in shown
